@@ -1,0 +1,408 @@
+/* The ethdev driver: QPs on DPDK ethdev queues, for any PMD (PCI NICs bound to vfio-pci, and
+ * vdevs: tap, pcap, ring, null, af_packet, memif). Ports are configured and started when a
+ * verbs device first uses them, and detached (rte_dev_remove) when dpverbs is done with them,
+ * so that a later device list probes them again from the same devargs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_spinlock.h>
+
+#include "dpv_driver.h"
+#include "dpv_engine.h"
+#include "dpv_offload.h"
+#include "dpverbs.h"
+
+RTE_LOG_REGISTER_SUFFIX(ethdev_logtype, ethdev, NOTICE);
+#define PMD_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, ethdev_logtype, "dpverbs ethdev: " fmt "\n", ##__VA_ARGS__)
+
+#define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
+			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
+
+struct dpv_txq {
+	struct dpv_port *port;
+	uint16_t qid;
+	int users;
+	rte_spinlock_t lock;       /* taken on every burst: QPs may share the queue */
+	struct rte_mempool *mp;
+};
+
+struct dpv_port {
+	uint16_t port_id;
+	bool present;              /* probed and not removed */
+	bool started;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	char devargs[512];         /* to probe the port again after ports_close */
+	uint16_t nb_txq, nb_rxq;
+	struct dpv_txq txq[RTE_MAX_QUEUES_PER_PORT];
+	bool tx_done_cleanup;
+	uint64_t tx_offloads;      /* enabled at configure time */
+};
+
+static struct dpv_port ports[RTE_MAX_ETHPORTS];
+static int nb_ports = -1;      /* -1: not scanned yet */
+static bool ports_closed;
+
+static void port_record(struct dpv_port *p, uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+
+	memset(p, 0, sizeof(*p));
+	p->port_id = port_id;
+	p->present = true;
+	rte_eth_dev_get_name_by_port(port_id, p->name);
+	snprintf(p->devargs, sizeof(p->devargs), "%s", p->name);
+	if (rte_eth_dev_info_get(port_id, &info) == 0 && info.device != NULL) {
+		da = rte_dev_devargs(info.device);
+		snprintf(p->devargs, sizeof(p->devargs), "%s%s%s", rte_dev_name(info.device),
+			 da && da->args && *da->args ? "," : "", da && da->args ? da->args : "");
+	}
+}
+
+static void ports_scan(void)
+{
+	uint16_t pid;
+
+	nb_ports = 0;
+	RTE_ETH_FOREACH_DEV(pid)
+		port_record(&ports[nb_ports++], pid);
+}
+
+/* After ports_close: probe every port again from its devargs, keeping its index. */
+static void ports_reprobe(void)
+{
+	for (int i = 0; i < nb_ports; i++) {
+		uint16_t pid;
+		int rc = rte_dev_probe(ports[i].devargs);
+
+		if (rc != 0 || rte_eth_dev_get_port_by_name(ports[i].name, &pid) != 0) {
+			PMD_LOG(ERR, "cannot probe port %s again (%s): %s", ports[i].name,
+				ports[i].devargs, rte_strerror(-rc));
+			ports[i].present = false;
+			continue;
+		}
+		port_record(&ports[i], pid);
+	}
+	ports_closed = false;
+}
+
+static int eth_port_count(void)
+{
+	if (nb_ports < 0)
+		ports_scan();
+	else if (ports_closed)
+		ports_reprobe();
+	return nb_ports;
+}
+
+static uint32_t offloads_from_dpdk(uint64_t capa)
+{
+	return (capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM ? DPV_OFFLOAD_IPV4_CKSUM : 0) |
+	       (capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM ? DPV_OFFLOAD_TCP_CKSUM : 0) |
+	       (capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM ? DPV_OFFLOAD_UDP_CKSUM : 0) |
+	       (capa & RTE_ETH_TX_OFFLOAD_TCP_TSO ? DPV_OFFLOAD_TCP_TSO : 0);
+}
+
+static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
+{
+	struct dpv_port *p;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	uint16_t mtu = RTE_ETHER_MTU;
+
+	if (index < 0 || index >= eth_port_count() || !ports[index].present)
+		return NULL;
+	p = &ports[index];
+	if (rte_eth_dev_info_get(p->port_id, &info) != 0)
+		return NULL;
+	memset(caps, 0, sizeof(*caps));
+	snprintf(caps->name, sizeof(caps->name), "%s", p->name);
+	snprintf(caps->driver, sizeof(caps->driver), "%s", info.driver_name);
+	snprintf(caps->bus, sizeof(caps->bus), "%s",
+		 info.device ? rte_bus_name(rte_dev_bus(info.device)) : "");
+	caps->port_id = p->port_id;
+	caps->socket_id = rte_eth_dev_socket_id(p->port_id);
+	rte_eth_macaddr_get(p->port_id, &mac);
+	memcpy(caps->mac, mac.addr_bytes, 6);
+	rte_eth_dev_get_mtu(p->port_id, &mtu);
+	caps->mtu = mtu;
+	caps->max_frame = mtu + RTE_ETHER_HDR_LEN;
+	caps->max_tx_queues = info.max_tx_queues;
+	caps->max_rx_queues = info.max_rx_queues;
+	caps->max_tx_desc = info.tx_desc_lim.nb_max;
+	caps->max_rx_desc = info.rx_desc_lim.nb_max;
+	caps->max_tx_segs = info.tx_desc_lim.nb_seg_max ? info.tx_desc_lim.nb_seg_max : 1;
+	caps->hw_offloads = offloads_from_dpdk(info.tx_offload_capa);
+	caps->max_tso = caps->hw_offloads & DPV_OFFLOAD_TCP_TSO ? 65535 : 0;
+	caps->tx_done_cleanup = p->tx_done_cleanup;
+	caps->needs_dma_map = strcmp(caps->bus, "pci") == 0;
+	return p;
+}
+
+static uint16_t clamp_desc(unsigned int want, const struct rte_eth_desc_lim *lim)
+{
+	uint16_t n = want > lim->nb_max ? lim->nb_max : want;
+
+	if (n < lim->nb_min)
+		n = lim->nb_min;
+	if (lim->nb_align > 1)
+		n = RTE_ALIGN_CEIL(n, lim->nb_align);
+	return n;
+}
+
+static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *info)
+{
+	const struct dpv_config *cfg = dpv_config();
+	struct rte_eth_conf conf = { 0 };
+	struct rte_mempool *mp = dpv_pool_get(rte_eth_dev_socket_id(p->port_id));
+	int rc;
+
+	if (mp == NULL)
+		return -ENOMEM;
+	p->nb_txq = RTE_MIN(cfg->queues_per_port, (unsigned int)info->max_tx_queues);
+	p->nb_rxq = RTE_MIN(p->nb_txq, info->max_rx_queues);
+	p->tx_offloads = info->tx_offload_capa & (HW_TX_OFFLOADS | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+	conf.txmode.offloads = p->tx_offloads;
+	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
+	for (uint16_t q = 0; rc == 0 && q < p->nb_txq; q++) {
+		rc = rte_eth_tx_queue_setup(p->port_id, q,
+					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
+					    rte_eth_dev_socket_id(p->port_id), NULL);
+		p->txq[q] = (struct dpv_txq){ .port = p, .qid = q, .mp = mp };
+		rte_spinlock_init(&p->txq[q].lock);
+	}
+	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
+		rc = rte_eth_rx_queue_setup(p->port_id, q, clamp_desc(cfg->rx_desc, &info->rx_desc_lim),
+					    rte_eth_dev_socket_id(p->port_id), NULL, mp);
+	return rc;
+}
+
+static int eth_port_start(struct dpv_port *p)
+{
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if (p->started)
+		return 0;
+	rc = rte_eth_dev_info_get(p->port_id, &info);
+	if (rc == 0)
+		rc = port_configure(p, &info);
+	if (rc == 0)
+		rc = rte_eth_dev_start(p->port_id);
+	if (rc != 0) {
+		PMD_LOG(ERR, "port %s (%s) cannot be configured and started: %s", p->name,
+			info.driver_name, rte_strerror(-rc));
+		return rc;
+	}
+	p->tx_done_cleanup = rte_eth_tx_done_cleanup(p->port_id, 0, 0) != -ENOTSUP;
+	p->started = true;
+	return 0;
+}
+
+static void eth_port_stop(struct dpv_port *p)
+{
+	int rc;
+
+	if (!p->started)
+		return;
+	rc = rte_eth_dev_stop(p->port_id);
+	if (rc != 0)
+		PMD_LOG(WARNING, "port %s did not stop: %s", p->name, rte_strerror(-rc));
+	p->started = false;
+}
+
+/* Detach every port from DPDK (a pcap file is complete after this), to be probed again. */
+static void eth_ports_close(void)
+{
+	for (int i = 0; i < nb_ports; i++) {
+		struct dpv_port *p = &ports[i];
+		struct rte_eth_dev_info info;
+
+		if (!p->present)
+			continue;
+		eth_port_stop(p);
+		if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL &&
+		    rte_dev_remove(info.device) == 0)
+			p->present = false;
+		else
+			rte_eth_dev_close(p->port_id);
+		p->present = false;
+	}
+	if (nb_ports > 0)
+		ports_closed = true;
+}
+
+static int eth_link_get(struct dpv_port *p, struct dpv_link *link)
+{
+	struct rte_eth_link l;
+	int rc = rte_eth_link_get_nowait(p->port_id, &l);
+
+	if (rc != 0)
+		return rc;
+	link->up = l.link_status == RTE_ETH_LINK_UP;
+	link->speed_mbps = l.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : l.link_speed;
+	return 0;
+}
+
+static void eth_port_queues(struct dpv_port *p, uint16_t *nb_tx, uint16_t *nb_rx)
+{
+	*nb_tx = p->nb_txq;
+	*nb_rx = p->nb_rxq;
+}
+
+/* The least shared queue of the port. */
+static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
+{
+	struct dpv_txq *best = NULL;
+
+	for (uint16_t q = 0; q < p->nb_txq; q++)
+		if (best == NULL || p->txq[q].users < best->users)
+			best = &p->txq[q];
+	if (best == NULL)
+		return -ENODEV;
+	best->users++;
+	*txq = best;
+	return 0;
+}
+
+static void eth_txq_detach(struct dpv_txq *txq)
+{
+	txq->users--;
+}
+
+/* Copy the gather list into a chain of pool mbufs. */
+static int copy_frame(struct dpv_txq *txq, const struct dpv_tx_wr *wr, struct rte_mbuf **frame)
+{
+	struct rte_mbuf *head = NULL, *m = NULL;
+	uint16_t s = 0;
+	uint32_t off = 0;
+
+	do {
+		struct rte_mbuf *n = rte_pktmbuf_alloc(txq->mp);
+
+		if (n == NULL) {
+			rte_pktmbuf_free(head);
+			return -ENOMEM;
+		}
+		if (head == NULL)
+			head = n;
+		else if (rte_pktmbuf_chain(head, n) != 0) {
+			rte_pktmbuf_free(n);
+			rte_pktmbuf_free(head);
+			return -EMSGSIZE;
+		}
+		m = n;
+		while (s < wr->nseg && rte_pktmbuf_tailroom(m) > 0) {
+			uint32_t take = RTE_MIN(wr->seg[s].len - off, (uint32_t)rte_pktmbuf_tailroom(m));
+
+			memcpy(rte_pktmbuf_mtod_offset(m, char *, m->data_len),
+			       (const char *)wr->seg[s].addr + off, take);
+			m->data_len += take;
+			off += take;
+			if (off == wr->seg[s].len) {
+				s++;
+				off = 0;
+			}
+		}
+	} while (s < wr->nseg);
+	head->pkt_len = 0;
+	for (m = head; m != NULL; m = m->next)
+		head->pkt_len += m->data_len;
+	*frame = head;
+	return 0;
+}
+
+static int eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame)
+{
+	struct rte_mbuf *m;
+	struct dpv_hdr_info info;
+	int rc;
+
+	if (wr->flags & DPV_TX_TSO)
+		return -EOPNOTSUPP;          /* TSO segmentation is not built yet */
+	rc = copy_frame(txq, wr, &m);
+	if (rc != 0)
+		return rc;
+	if (wr->flags & DPV_TX_IP_CSUM) {
+		dpv_hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
+		dpv_sw_csum(m, &info);
+	}
+	*frame = m;
+	return 0;
+}
+
+static uint16_t eth_tx_burst(struct dpv_txq *txq, void **frames, struct dpv_wqe **wqes, uint16_t n)
+{
+	uint16_t sent;
+
+	rte_spinlock_lock(&txq->lock);
+	sent = rte_eth_tx_burst(txq->port->port_id, txq->qid, (struct rte_mbuf **)frames, n);
+	rte_spinlock_unlock(&txq->lock);
+	/* Copied frames hold no application memory: the WR is done once the port took it. */
+	for (uint16_t i = 0; i < sent; i++)
+		dpv_tx_released(wqes[i]);
+	return sent;
+}
+
+static void eth_tx_drop(void *frame)
+{
+	rte_pktmbuf_free(frame);
+}
+
+static void eth_tx_reap(struct dpv_txq *txq)
+{
+	if (!txq->port->tx_done_cleanup)
+		return;
+	rte_spinlock_lock(&txq->lock);
+	rte_eth_tx_done_cleanup(txq->port->port_id, txq->qid, 0);
+	rte_spinlock_unlock(&txq->lock);
+}
+
+static int eth_dma_map(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)
+{
+	struct rte_eth_dev_info info;
+	int rc = rte_eth_dev_info_get(p->port_id, &info);
+
+	if (rc == 0)
+		rc = rte_dev_dma_map(info.device, va, iova, len);
+	/* vdevs do no DMA: nothing to map. */
+	return rc == -ENOTSUP || (rc < 0 && rte_errno == ENOTSUP) ? 0 : rc;
+}
+
+static int eth_dma_unmap(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)
+{
+	struct rte_eth_dev_info info;
+	int rc = rte_eth_dev_info_get(p->port_id, &info);
+
+	if (rc == 0)
+		rc = rte_dev_dma_unmap(info.device, va, iova, len);
+	return rc == -ENOTSUP || (rc < 0 && rte_errno == ENOTSUP) ? 0 : rc;
+}
+
+static const struct dpv_driver_ops ethdev_ops = {
+	.name = "ethdev",
+	.port_count = eth_port_count,
+	.port_get = eth_port_get,
+	.port_start = eth_port_start,
+	.port_stop = eth_port_stop,
+	.ports_close = eth_ports_close,
+	.link_get = eth_link_get,
+	.port_queues = eth_port_queues,
+	.txq_attach = eth_txq_attach,
+	.txq_detach = eth_txq_detach,
+	.tx_build = eth_tx_build,
+	.tx_burst = eth_tx_burst,
+	.tx_drop = eth_tx_drop,
+	.tx_reap = eth_tx_reap,
+	.dma_map = eth_dma_map,
+	.dma_unmap = eth_dma_unmap,
+};
+
+DPV_DRIVER_REGISTER(ethdev, ethdev_ops)

@@ -1,0 +1,61 @@
+/* The engine: starting DPDK (EAL arguments, hugepages, shutdown), runtime configuration and the
+ * per-NUMA-socket mbuf pools. Private to libdpverbs.
+ * Functions return 0 or a negative errno unless they say otherwise. */
+#ifndef DPV_ENGINE_H
+#define DPV_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rte_log.h>
+
+struct rte_mempool;
+
+#define DPV_EXPORT __attribute__((visibility("default")))
+
+/* Runtime configuration; defaults in config/dpverbs.conf, see doc/configuration.md. */
+struct dpv_config {
+	unsigned int mbufs_per_socket;   /* mbufs in each socket's pool */
+	unsigned int mbuf_cache;         /* per-lcore mempool cache */
+	unsigned int mbuf_data_room;     /* data room of one mbuf, headroom included */
+	unsigned int tx_desc;            /* TX descriptors per queue (clamped to the port's range) */
+	unsigned int rx_desc;            /* RX descriptors per queue */
+	unsigned int queues_per_port;    /* TX/RX queue pairs configured on each port */
+	unsigned int max_qp_wr;          /* largest max_send_wr/max_recv_wr a QP may ask */
+	unsigned int max_inline_data;    /* largest max_inline_data a QP may ask */
+	unsigned int max_tso_header;     /* TSO header room when a QP does not ask */
+	unsigned int max_cqe;            /* largest CQ */
+	unsigned int max_mr;             /* MR table size (lkeys) */
+	unsigned int mr_dma_map;         /* 0: never, 1: when a port DMAs (PCI), 2: always */
+};
+
+/* The configuration in force (loaded once, before the EAL starts). */
+const struct dpv_config *dpv_config(void);
+/* Parse a key = value file into @cfg (keys not in the file keep their value). */
+int dpv_config_parse(const char *path, struct dpv_config *cfg);
+/* The compiled-in defaults (equal to config/dpverbs.conf). */
+void dpv_config_defaults(struct dpv_config *cfg);
+/* (Re)load from $DPV_CONFIG or the installed file; an error keeps the defaults. */
+int dpv_config_load_checked(void);
+
+/* Start the EAL with the application's arguments (dpv_init) or with DPV_EAL_ARGS. */
+int dpv_eal_start(int argc, char **argv);
+/* Start the EAL from DPV_EAL_ARGS unless it runs already; the lazy path of every verbs call. */
+int dpv_eal_ensure(void);
+bool dpv_eal_running(void);
+/* The arguments the EAL was started with, after dpverbs' additions (for logs and tools). */
+const char *dpv_eal_args_used(void);
+/* Run @fn before the EAL is cleaned up at exit (verbs closes its ports there). */
+void dpv_eal_at_stop(void (*fn)(void));
+
+/* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
+struct rte_mempool *dpv_pool_get(int socket);
+/* Free every pool; only when no port or queue uses them any more. */
+void dpv_pools_release(void);
+/* NUMA socket of the calling thread (libnuma), 0 where NUMA is not available. */
+int dpv_socket_of_caller(void);
+
+extern int dpv_logtype_engine;
+#define ENGINE_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpv_logtype_engine, "dpverbs: " fmt "\n", ##__VA_ARGS__)
+
+#endif

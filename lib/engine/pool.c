@@ -1,0 +1,88 @@
+/* mbuf pools, one per NUMA socket, created when a port or lcore of that socket first needs one. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include <numa.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "dpv_engine.h"
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rte_mempool *pools[RTE_MAX_NUMA_NODES];
+
+int dpv_socket_of_caller(void)
+{
+	int cpu, node;
+
+	if (rte_lcore_id() != LCORE_ID_ANY && rte_socket_id() != (unsigned int)SOCKET_ID_ANY)
+		return (int)rte_socket_id();
+	if (numa_available() < 0)
+		return 0;
+	cpu = sched_getcpu();
+	node = cpu < 0 ? 0 : numa_node_of_cpu(cpu);
+	return node < 0 || node >= RTE_MAX_NUMA_NODES ? 0 : node;
+}
+
+static struct rte_mempool *pool_create(int socket)
+{
+	const struct dpv_config *cfg = dpv_config();
+	char name[RTE_MEMPOOL_NAMESIZE];
+	struct rte_mempool *mp;
+
+	snprintf(name, sizeof(name), "dpv_mbuf_s%d", socket);
+	mp = rte_pktmbuf_pool_create(name, cfg->mbufs_per_socket, cfg->mbuf_cache, 0,
+				     cfg->mbuf_data_room, socket);
+	if (mp == NULL && socket != 0) {
+		/* A socket without memory of its own (no hugepages there): use any socket's. */
+		ENGINE_LOG(WARNING, "no memory for an mbuf pool on NUMA socket %d: %s; using any "
+			   "socket (cross-socket traffic). Fix: reserve hugepages on node %d",
+			   socket, rte_strerror(rte_errno), socket);
+		mp = rte_pktmbuf_pool_create(name, cfg->mbufs_per_socket, cfg->mbuf_cache, 0,
+					     cfg->mbuf_data_room, SOCKET_ID_ANY);
+	}
+	if (mp == NULL)
+		ENGINE_LOG(ERR, "cannot create an mbuf pool of %u mbufs of %u bytes: %s "
+			   "(lower mbufs_per_socket in the configuration, or reserve more hugepages)",
+			   cfg->mbufs_per_socket, cfg->mbuf_data_room, rte_strerror(rte_errno));
+	return mp;
+}
+
+struct rte_mempool *dpv_pool_get(int socket)
+{
+	struct rte_mempool *mp;
+
+	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES)
+		socket = dpv_socket_of_caller();
+	mp = __atomic_load_n(&pools[socket], __ATOMIC_ACQUIRE);
+	if (mp != NULL)
+		return mp;
+	pthread_mutex_lock(&pool_lock);
+	if (pools[socket] == NULL)
+		__atomic_store_n(&pools[socket], pool_create(socket), __ATOMIC_RELEASE);
+	mp = pools[socket];
+	pthread_mutex_unlock(&pool_lock);
+	if (mp == NULL)
+		errno = ENOMEM;
+	return mp;
+}
+
+void dpv_pools_release(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	for (int i = 0; i < RTE_MAX_NUMA_NODES; i++) {
+		if (pools[i] != NULL) {
+			unsigned int in_use = rte_mempool_in_use_count(pools[i]);
+
+			if (in_use != 0)
+				ENGINE_LOG(WARNING, "mbuf pool of socket %d still has %u mbufs in use at "
+					   "release", i, in_use);
+			rte_mempool_free(pools[i]);
+			pools[i] = NULL;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+}

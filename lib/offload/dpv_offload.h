@@ -1,0 +1,38 @@
+/* Packet header parsing and the software offloads (IPv4/TCP/UDP checksums; TSO in a later
+ * step), shared by every driver. Functions return 0 or a negative errno. */
+#ifndef DPV_OFFLOAD_H
+#define DPV_OFFLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rte_mbuf;
+
+enum dpv_l3 { DPV_L3_NONE, DPV_L3_IPV4, DPV_L3_IPV6 };
+
+/* Where a frame's headers are. Lengths are 0 for layers that are absent. */
+struct dpv_hdr_info {
+	uint16_t l2_len;        /* Ethernet + VLAN tags */
+	uint16_t l3_len;        /* IPv4 with options, IPv6 with extension headers */
+	uint16_t l4_len;        /* TCP with options, UDP: 8 */
+	uint16_t ethertype;     /* after the last VLAN tag, host order */
+	uint8_t vlans;          /* 0, 1 or 2 tags (802.1Q / 802.1ad) */
+	uint8_t l3;             /* enum dpv_l3 */
+	uint8_t l4_proto;       /* IPPROTO_TCP, IPPROTO_UDP, or another next header */
+	bool fragment;          /* an IP fragment: its L4 header is not (wholly) here */
+};
+
+/* Parse as far as the bytes go; never fails on short or foreign frames (layers stay 0). */
+void dpv_hdr_parse(const uint8_t *frame, size_t len, struct dpv_hdr_info *info);
+
+/* A TSO header: exactly Ethernet[/VLAN]/IPv4-or-IPv6/TCP, options included, and nothing
+ * after the TCP header. -EINVAL otherwise. */
+int dpv_tso_hdr_check(const uint8_t *hdr, size_t len, struct dpv_hdr_info *info);
+
+/* Software IP_CSUM on a frame whose headers lie in its first segment: IPv4 header checksum,
+ * TCP or UDP checksum over IPv4 or IPv6 (UDP 0 sent as 0xFFFF). Non-IP frames and
+ * fragments' L4 are left as they are. */
+void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
+
+#endif

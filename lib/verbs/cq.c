@@ -1,0 +1,335 @@
+/* Completion queues and completion channels. A CQ is a ring of completions; polling it first
+ * drives progress on the QPs that complete into it, so completions arrive even when the
+ * application stops posting. A channel is an eventfd plus the list of CQs that fired. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "verbs_priv.h"
+
+static uint32_t cq_count(const struct dpv_cq *cq)
+{
+	return (cq->tail + cq->size - cq->head) % cq->size;
+}
+
+DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct dpv_channel *ch;
+
+	if (ctx == NULL)
+		return dpv_fail_ptr(-EINVAL);
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL)
+		return dpv_fail_ptr(-ENOMEM);
+	ch->ibch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->ibch.fd < 0) {
+		int err = errno;
+
+		free(ch);
+		return dpv_fail_ptr(-err);
+	}
+	ch->ibch.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	TAILQ_INIT(&ch->fired);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nb_channel++;
+	pthread_mutex_unlock(&ctx->lock);
+	return &ch->ibch;
+}
+
+DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct dpv_channel *ch = container_of_safe(channel, struct dpv_channel, ibch);
+	struct dpv_context *ctx;
+
+	if (ch == NULL)
+		return EINVAL;
+	if (__atomic_load_n(&channel->refcnt, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	ctx = to_dctx(channel->context);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nb_channel--;
+	pthread_mutex_unlock(&ctx->lock);
+	close(channel->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+	return 0;
+}
+
+/* CQ lock held: the armed CQ fires once on its channel. */
+static void cq_fire(struct dpv_cq *cq)
+{
+	struct dpv_channel *ch = container_of_safe(cq->ibcq.channel, struct dpv_channel, ibch);
+	uint64_t one = 1;
+
+	cq->armed = false;
+	if (ch == NULL)
+		return;
+	pthread_mutex_lock(&ch->lock);
+	if (!cq->fired) {
+		cq->fired = true;
+		TAILQ_INSERT_TAIL(&ch->fired, cq, fired_next);
+		if (write(ch->ibch.fd, &one, sizeof(one)) != sizeof(one))
+			VERBS_LOG(ERR, "completion channel fd: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&ch->lock);
+}
+
+DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+					struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct dpv_cq *cq;
+
+	if (ctx == NULL || cqe < 1 || (unsigned int)cqe > dpv_config()->max_cqe ||
+	    comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
+	    (channel != NULL && channel->context != context))
+		return dpv_fail_ptr(-EINVAL);
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return dpv_fail_ptr(-ENOMEM);
+	cq->size = (uint32_t)cqe + 1;
+	cq->ring = calloc(cq->size, sizeof(*cq->ring));
+	if (cq->ring == NULL) {
+		free(cq);
+		return dpv_fail_ptr(-ENOMEM);
+	}
+	rte_spinlock_init(&cq->lock);
+	pthread_mutex_init(&cq->qps_lock, NULL);
+	TAILQ_INIT(&cq->qps);
+	cq->ibcq.context = context;
+	cq->ibcq.channel = channel;
+	cq->ibcq.cq_context = cq_context;
+	cq->ibcq.cqe = cqe;
+	pthread_mutex_init(&cq->ibcq.mutex, NULL);
+	pthread_cond_init(&cq->ibcq.cond, NULL);
+	if (channel != NULL)
+		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nb_cq++;
+	pthread_mutex_unlock(&ctx->lock);
+	return &cq->ibcq;
+}
+
+DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct dpv_cq *cq = to_dcq(ibcq);
+	struct dpv_channel *ch;
+	struct dpv_context *ctx;
+
+	if (cq == NULL)
+		return EINVAL;
+	pthread_mutex_lock(&cq->qps_lock);
+	if (cq->nb_qp != 0) {
+		pthread_mutex_unlock(&cq->qps_lock);
+		return EBUSY;
+	}
+	pthread_mutex_unlock(&cq->qps_lock);
+	ch = container_of_safe(ibcq->channel, struct dpv_channel, ibch);
+	if (ch != NULL) {
+		pthread_mutex_lock(&ch->lock);
+		if (cq->fired) {
+			uint64_t n;
+
+			TAILQ_REMOVE(&ch->fired, cq, fired_next);
+			/* take back its count (>= 1, so this read does not block) */
+			if (read(ch->ibch.fd, &n, sizeof(n)) != sizeof(n))
+				VERBS_LOG(ERR, "completion channel fd: %s", strerror(errno));
+		}
+		pthread_mutex_unlock(&ch->lock);
+		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELEASE);
+	}
+	ctx = to_dctx(ibcq->context);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nb_cq--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct dpv_cq *cq = to_dcq(ibcq);
+	struct dpv_cqe *ring, *old;
+	uint32_t n;
+
+	if (cq == NULL || cqe < 1 || (unsigned int)cqe > dpv_config()->max_cqe)
+		return EINVAL;
+	ring = calloc((uint32_t)cqe + 1, sizeof(*ring));
+	if (ring == NULL)
+		return ENOMEM;
+	rte_spinlock_lock(&cq->lock);
+	n = cq_count(cq);
+	if (n > (uint32_t)cqe) {
+		rte_spinlock_unlock(&cq->lock);
+		free(ring);
+		return EINVAL;     /* as the kernel: fewer entries than completions waiting */
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->size];
+	old = cq->ring;
+	cq->ring = ring;
+	cq->size = (uint32_t)cqe + 1;
+	cq->head = 0;
+	cq->tail = n;
+	ibcq->cqe = cqe;
+	rte_spinlock_unlock(&cq->lock);
+	free(old);
+	return 0;
+}
+
+int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
+{
+	bool overrun_now = false;
+	int rc = 0;
+
+	rte_spinlock_lock(&cq->lock);
+	if ((cq->tail + 1) % cq->size == cq->head) {
+		overrun_now = !cq->overrun;
+		cq->overrun = true;
+		rc = -ENOSPC;
+	} else {
+		cq->ring[cq->tail] = *cqe;
+		cq->tail = (cq->tail + 1) % cq->size;
+		if (cq->armed && (!cq->solicited_only || cqe->wc.status != IBV_WC_SUCCESS ||
+				  cqe->solicited))
+			cq_fire(cq);
+	}
+	rte_spinlock_unlock(&cq->lock);
+	if (overrun_now) {
+		struct ibv_async_event ev = { .element.cq = &cq->ibcq, .event_type = IBV_EVENT_CQ_ERR };
+
+		VERBS_LOG(ERR, "CQ %p overrun: a completion found it full (%d entries); poll it "
+			  "more often or make it larger", (void *)cq, cq->ibcq.cqe);
+		dpv_async_event_post(to_dctx(cq->ibcq.context), &ev);
+	}
+	return rc;
+}
+
+void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
+{
+	pthread_mutex_lock(&cq->qps_lock);
+	if (cq == qp->scq)
+		TAILQ_INSERT_TAIL(&cq->qps, qp, scq_next);
+	cq->nb_qp++;
+	pthread_mutex_unlock(&cq->qps_lock);
+}
+
+/* Also drops the QP's completions still in the CQ (as mlx5's CQ clean at destroy/reset). */
+void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
+{
+	pthread_mutex_lock(&cq->qps_lock);
+	if (cq == qp->scq)
+		TAILQ_REMOVE(&cq->qps, qp, scq_next);
+	cq->nb_qp--;
+	pthread_mutex_unlock(&cq->qps_lock);
+	dpv_cq_clean(cq, qp);
+}
+
+void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
+{
+	uint32_t keep = 0, n;
+
+	rte_spinlock_lock(&cq->lock);
+	n = cq_count(cq);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dpv_cqe *e = &cq->ring[(cq->head + i) % cq->size];
+
+		if (e->qp != qp)
+			cq->ring[(cq->head + keep++) % cq->size] = *e;
+	}
+	cq->tail = (cq->head + keep) % cq->size;
+	rte_spinlock_unlock(&cq->lock);
+}
+
+static void cq_progress(struct dpv_cq *cq)
+{
+	struct dpv_qp *qp;
+
+	pthread_mutex_lock(&cq->qps_lock);
+	TAILQ_FOREACH(qp, &cq->qps, scq_next) {
+		dpv_qp_lock(qp);
+		dpv_sq_progress(qp);
+		dpv_qp_unlock(qp);
+	}
+	pthread_mutex_unlock(&cq->qps_lock);
+}
+
+int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct dpv_cq *cq = to_dcq(ibcq);
+	int got = 0;
+
+	if (n < 0)
+		return -EINVAL;
+	cq_progress(cq);
+	rte_spinlock_lock(&cq->lock);
+	while (got < n && cq->head != cq->tail) {
+		const struct dpv_cqe *e = &cq->ring[cq->head];
+
+		wc[got++] = e->wc;
+		/* The SQ slots of this WR and of the unsignaled ones before it are free now. */
+		if (e->is_send)
+			__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
+		cq->head = (cq->head + 1) % cq->size;
+	}
+	rte_spinlock_unlock(&cq->lock);
+	return got;
+}
+
+/* Arming a CQ that holds completions fires at once, so that the usual
+ * "arm, then poll until empty" loop can never miss a wake-up. */
+int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct dpv_cq *cq = to_dcq(ibcq);
+
+	rte_spinlock_lock(&cq->lock);
+	cq->armed = true;
+	cq->solicited_only = solicited_only != 0;
+	if (cq->head != cq->tail && !solicited_only)
+		cq_fire(cq);
+	rte_spinlock_unlock(&cq->lock);
+	return 0;
+}
+
+/* As rdma-core: 0, or -1 with errno (EAGAIN on a non-blocking channel fd with no event). */
+DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out,
+				void **cq_context)
+{
+	struct dpv_channel *ch = container_of_safe(channel, struct dpv_channel, ibch);
+	struct dpv_cq *cq;
+	uint64_t n;
+
+	if (ch == NULL || cq_out == NULL || cq_context == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (read(channel->fd, &n, sizeof(n)) != sizeof(n))
+		return -1;
+	pthread_mutex_lock(&ch->lock);
+	cq = TAILQ_FIRST(&ch->fired);
+	if (cq != NULL) {
+		TAILQ_REMOVE(&ch->fired, cq, fired_next);
+		cq->fired = false;
+	}
+	pthread_mutex_unlock(&ch->lock);
+	if (cq == NULL) {
+		errno = EAGAIN;
+		return -1;
+	}
+	*cq_out = &cq->ibcq;
+	*cq_context = cq->ibcq.cq_context;
+	return 0;
+}
+
+DPV_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}

@@ -1,0 +1,453 @@
+/* Verbs devices: one per DPDK port of every registered driver. Listing starts DPDK (lazily);
+ * opening starts the port; closing the last context detaches every port and frees the pools. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_version.h>
+
+#include "verbs_priv.h"
+
+RTE_LOG_REGISTER_SUFFIX(dpv_logtype_verbs, verbs, NOTICE);
+
+static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dpv_device **devices;     /* every device ever seen; never freed while running */
+static int nb_devices;
+static int nb_open;                      /* contexts open on any device */
+
+static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, int index,
+					     struct dpv_port *port, const struct dpv_port_caps *caps)
+{
+	struct dpv_device *d, **grown;
+
+	for (int i = 0; i < nb_devices; i++) {
+		d = devices[i];
+		if (d->ops == ops && strcmp(d->caps.name, caps->name) == 0)
+			goto found;
+	}
+	d = calloc(1, sizeof(*d));
+	grown = realloc(devices, (nb_devices + 1) * sizeof(*devices));
+	if (d == NULL || grown == NULL) {
+		free(d);
+		if (grown != NULL)
+			devices = grown;
+		return NULL;
+	}
+	devices = grown;
+	devices[nb_devices++] = d;
+	d->ops = ops;
+	d->ibdev.node_type = IBV_NODE_CA;
+	d->ibdev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "dpv_%.59s", caps->name);
+	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "dpv_%.59s", caps->name);
+	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "dpdk:%s", caps->name);
+	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "dpdk:%s", caps->name);
+found:
+	d->index = index;
+	d->port = port;
+	d->caps = *caps;
+	return d;
+}
+
+/* Start DPDK if needed and refresh the devices of every driver's present ports. */
+int dpv_devices_scan(struct dpv_device ***list, int *n)
+{
+	const struct dpv_driver *drv;
+	struct dpv_device **out;
+	int rc = dpv_eal_ensure(), count = 0;
+	static bool told;
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&dev_lock);
+	TAILQ_FOREACH(drv, dpv_drivers(), next) {
+		int np = drv->ops->port_count();
+
+		for (int i = 0; i < np; i++) {
+			struct dpv_port_caps caps;
+			struct dpv_port *port = drv->ops->port_get(i, &caps);
+
+			if (port != NULL && device_find_or_add(drv->ops, i, port, &caps) == NULL)
+				rc = -ENOMEM;
+		}
+	}
+	out = calloc(nb_devices + 1, sizeof(*out));
+	if (out == NULL)
+		rc = -ENOMEM;
+	for (int i = 0; rc == 0 && i < nb_devices; i++)
+		if (devices[i]->ops->port_get(devices[i]->index, &devices[i]->caps) != NULL)
+			out[count++] = devices[i];
+	pthread_mutex_unlock(&dev_lock);
+	if (rc != 0) {
+		free(out);
+		return rc;
+	}
+	if (count == 0 && !told) {
+		told = true;
+		VERBS_LOG(NOTICE, "no DPDK port, so no verbs device: name one in DPV_EAL_ARGS, e.g. "
+			  "--vdev=net_tap0 or -a 0000:01:00.0 (EAL arguments: %s)", dpv_eal_args_used());
+	}
+	*list = out;
+	*n = count;
+	return 0;
+}
+
+DPV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct dpv_device **list;
+	int n, rc = dpv_devices_scan(&list, &n);
+
+	if (rc != 0)
+		return dpv_fail_ptr(rc);
+	if (num_devices != NULL)
+		*num_devices = n;
+	/* struct ibv_device is the first member: the arrays are interchangeable. */
+	return (struct ibv_device **)list;
+}
+
+DPV_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+DPV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+static __be64 mac_to_eui64(const uint8_t *mac)
+{
+	uint8_t e[8] = { mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5] };
+	__be64 guid;
+
+	memcpy(&guid, e, sizeof(guid));
+	return guid;
+}
+
+DPV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return mac_to_eui64(to_ddev(device)->caps.mac);
+}
+
+DPV_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	int idx = -1;
+
+	pthread_mutex_lock(&dev_lock);
+	for (int i = 0; i < nb_devices; i++)
+		if (devices[i] == to_ddev(device))
+			idx = i;
+	pthread_mutex_unlock(&dev_lock);
+	return idx;
+}
+
+/* The port behind @d, probed again if dpverbs detached it after the last close. */
+static int device_start(struct dpv_device *d)
+{
+	struct dpv_port_caps caps;
+	int rc = 0;
+
+	d->ops->port_count();
+	d->port = d->ops->port_get(d->index, &caps);
+	if (d->port == NULL || strcmp(caps.name, d->caps.name) != 0) {
+		VERBS_LOG(ERR, "device %s: its DPDK port %s is gone", d->ibdev.name, d->caps.name);
+		return -ENODEV;
+	}
+	if (d->open_count == 0)
+		rc = d->ops->port_start(d->port);
+	if (rc == 0)
+		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
+	return rc;
+}
+
+DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct dpv_device *d = to_ddev(device);
+	struct dpv_context *ctx;
+	int rc = dpv_eal_ensure();
+
+	if (rc != 0)
+		return dpv_fail_ptr(rc);
+	if (d == NULL)
+		return dpv_fail_ptr(-EINVAL);
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL)
+		return dpv_fail_ptr(-ENOMEM);
+	pthread_mutex_lock(&dev_lock);
+	rc = device_start(d);
+	if (rc == 0)
+		rc = dpv_async_init(ctx);
+	if (rc == 0 && (rc = dpv_mr_table_init(ctx)) != 0)
+		dpv_async_fini(ctx);
+	if (rc == 0) {
+		d->open_count++;
+		nb_open++;
+	}
+	pthread_mutex_unlock(&dev_lock);
+	if (rc != 0) {
+		free(ctx);
+		return dpv_fail_ptr(rc);
+	}
+	ctx->dev = d;
+	pthread_mutex_init(&ctx->lock, NULL);
+	dpv_context_ops_init(&ctx->vctx);
+	ctx->vctx.context.device = device;
+	ctx->vctx.context.cmd_fd = -1;
+	ctx->vctx.context.num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
+	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.sz = sizeof(struct verbs_context);
+	return &ctx->vctx.context;
+}
+
+/* Called with dev_lock held when no context is open any more, and at exit. */
+static void devices_release(void)
+{
+	const struct dpv_driver *drv;
+
+	TAILQ_FOREACH(drv, dpv_drivers(), next)
+		drv->ops->ports_close();
+	dpv_ranges_release_all();
+	dpv_pools_release();
+}
+
+DPV_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct dpv_device *d;
+
+	if (ctx == NULL)
+		return EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->nb_pd || ctx->nb_cq || ctx->nb_qp || ctx->nb_channel || ctx->nb_td) {
+		VERBS_LOG(ERR, "ibv_close_device(%s): %d PDs, %d CQs, %d QPs, %d channels and %d "
+			  "TDs still exist; destroy them first", ctx->dev->ibdev.name, ctx->nb_pd,
+			  ctx->nb_cq, ctx->nb_qp, ctx->nb_channel, ctx->nb_td);
+		pthread_mutex_unlock(&ctx->lock);
+		errno = EBUSY;
+		return EBUSY;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	d = ctx->dev;
+	pthread_mutex_lock(&dev_lock);
+	if (--d->open_count == 0)
+		d->ops->port_stop(d->port);
+	if (--nb_open == 0)
+		devices_release();
+	pthread_mutex_unlock(&dev_lock);
+	dpv_mr_table_fini(ctx);
+	dpv_async_fini(ctx);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return 0;
+}
+
+static void verbs_stop(void)
+{
+	pthread_mutex_lock(&dev_lock);
+	devices_release();
+	pthread_mutex_unlock(&dev_lock);
+}
+
+__attribute__((constructor)) static void verbs_register_stop(void)
+{
+	dpv_eal_at_stop(verbs_stop);
+}
+
+int dpv_devices_dma_map(void *va, uint64_t len, bool map)
+{
+	unsigned int mode = dpv_config()->mr_dma_map;
+	int rc = 0;
+
+	pthread_mutex_lock(&dev_lock);
+	for (int i = 0; i < nb_devices && rc == 0; i++) {
+		struct dpv_device *d = devices[i];
+
+		if (d->port == NULL || !(mode == 2 || d->caps.needs_dma_map))
+			continue;
+		rc = map ? d->ops->dma_map(d->port, va, (uintptr_t)va, len) :
+			   d->ops->dma_unmap(d->port, va, (uintptr_t)va, len);
+	}
+	pthread_mutex_unlock(&dev_lock);
+	return rc;
+}
+
+/* ---- queries ---- */
+
+static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
+{
+	const struct dpv_config *cfg = dpv_config();
+	const struct dpv_port_caps *caps = &ctx->dev->caps;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s %s", rte_version(), caps->driver);
+	a->node_guid = mac_to_eui64(caps->mac);
+	a->sys_image_guid = a->node_guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = ~0xfffULL;
+	a->vendor_part_id = caps->port_id;
+	a->max_qp = 65536;
+	a->max_qp_wr = (int)cfg->max_qp_wr;
+	a->device_cap_flags = IBV_DEVICE_RAW_IP_CSUM;
+	a->max_sge = 30;
+	a->max_cq = 65536;
+	a->max_cqe = (int)cfg->max_cqe;
+	a->max_mr = (int)cfg->max_mr;
+	a->max_pd = 65536;
+	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->max_pkeys = 1;
+	a->phys_port_cnt = 1;
+}
+
+DPV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	if (context == NULL || attr == NULL)
+		return EINVAL;
+	fill_device_attr(to_dctx(context), attr);
+	return 0;
+}
+
+/* Software TSO backs every port: as large as mlx5's hardware TSO. */
+#define DPV_MAX_TSO 262144
+
+int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
+			struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex ex = { 0 };
+
+	if (in != NULL && in->comp_mask != 0)
+		return EINVAL;
+	if (attr_size < sizeof(struct ibv_device_attr))
+		return EINVAL;
+	fill_device_attr(to_dctx(context), &ex.orig_attr);
+	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	ex.tso_caps.max_tso = DPV_MAX_TSO;
+	ex.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
+	ex.phys_port_cnt_ex = 1;
+	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
+	return 0;
+}
+
+static enum ibv_mtu ib_mtu_of(uint32_t mtu)
+{
+	return mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 :
+	       mtu >= 1024 ? IBV_MTU_1024 : mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+}
+
+/* IB width and speed that multiply to the Ethernet link speed, as mlx5 reports them. */
+static void ib_speed_of(uint32_t mbps, uint8_t *width, uint8_t *speed)
+{
+	static const struct { uint32_t mbps; uint8_t width, speed; } map[] = {
+		{ 400000, 8, 64 }, { 200000, 2, 128 }, { 100000, 2, 64 }, { 56000, 2, 16 },
+		{ 50000, 2, 32 }, { 40000, 2, 8 }, { 25000, 1, 32 }, { 10000, 1, 8 },
+		{ 0, 1, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (mbps >= map[i].mbps) {
+			*width = map[i].width;
+			*speed = map[i].speed;
+			return;
+		}
+}
+
+int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *out,
+		   size_t attr_len)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct ibv_port_attr a = { 0 };
+	struct dpv_link link = { 0 };
+
+	if (port_num != 1 || out == NULL)
+		return EINVAL;
+	ctx->dev->ops->link_get(ctx->dev->port, &link);
+	a.state = link.up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a.max_mtu = IBV_MTU_4096;
+	a.active_mtu = ib_mtu_of(ctx->dev->caps.mtu);
+	a.gid_tbl_len = 1;
+	a.max_msg_sz = ctx->dev->caps.max_frame;
+	a.pkey_tbl_len = 1;
+	ib_speed_of(link.speed_mbps, &a.active_width, &a.active_speed);
+	a.phys_state = link.up ? 5 /* LinkUp */ : 3 /* Disabled */;
+	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	memcpy(out, &a, attr_len < sizeof(a) ? attr_len : sizeof(a));
+	return 0;
+}
+
+#undef ibv_query_port
+DPV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+			      struct _compat_ibv_port_attr *port_attr)
+{
+	/* Binaries built before the flags fields existed pass the shorter structure. */
+	return dpv_query_port(context, port_num, (struct ibv_port_attr *)port_attr,
+			      offsetof(struct ibv_port_attr, flags));
+}
+
+DPV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
+			     union ibv_gid *gid)
+{
+	__be64 eui;
+
+	if (context == NULL || gid == NULL || port_num != 1 || index != 0)
+		return EINVAL;
+	eui = mac_to_eui64(to_dctx(context)->dev->caps.mac);
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[0] = 0xfe;
+	gid->raw[1] = 0x80;
+	memcpy(&gid->raw[8], &eui, sizeof(eui));
+	return 0;
+}
+
+DPV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+			      __be16 *pkey)
+{
+	if (context == NULL || pkey == NULL || port_num != 1 || index != 0)
+		return EINVAL;
+	*pkey = 0xffff;
+	return 0;
+}
+
+DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_info *info)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	const struct dpv_port_caps *c;
+	const uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
+			     DPV_OFFLOAD_UDP_CKSUM | DPV_OFFLOAD_TCP_TSO;
+
+	if (ctx == NULL || info == NULL)
+		return EINVAL;
+	c = &ctx->dev->caps;
+	memset(info, 0, sizeof(*info));
+	info->port_id = c->port_id;
+	snprintf(info->name, sizeof(info->name), "%s", c->name);
+	snprintf(info->driver, sizeof(info->driver), "%s", c->driver);
+	info->socket_id = c->socket_id;
+	info->hw_offloads = c->hw_offloads;
+	info->sw_offloads = all & ~c->hw_offloads;
+	info->tx_done_cleanup = c->tx_done_cleanup;
+	info->zero_copy = false;    /* every send is copied into pool mbufs for now */
+	ctx->dev->ops->port_queues(ctx->dev->port, &info->nb_tx_queues, &info->nb_rx_queues);
+	info->mtu = c->mtu;
+	info->max_frame = c->max_frame;
+	return 0;
+}
+
+DPV_EXPORT const char *dpv_offload_name(enum dpv_offload offload)
+{
+	switch (offload) {
+	case DPV_OFFLOAD_IPV4_CKSUM: return "IPV4_CKSUM";
+	case DPV_OFFLOAD_TCP_CKSUM: return "TCP_CKSUM";
+	case DPV_OFFLOAD_UDP_CKSUM: return "UDP_CKSUM";
+	case DPV_OFFLOAD_TCP_TSO: return "TCP_TSO";
+	}
+	return "unknown";
+}
+
+DPV_EXPORT const char *dpv_eal_args(void)
+{
+	return dpv_eal_args_used();
+}

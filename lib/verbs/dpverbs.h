@@ -1,0 +1,87 @@
+/* dpverbs: the libibverbs API on DPDK. Applications include <infiniband/verbs.h> and call the
+ * standard ibv_* functions; this header adds what verbs has no word for: starting DPDK, and
+ * what a port does in hardware or in software.
+ *
+ * Error convention (as rdma-core's verbs): functions returning int return 0 or a positive
+ * errno; functions returning a pointer return NULL and set errno. */
+#ifndef DPVERBS_H
+#define DPVERBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * dpv_init - start DPDK with EAL arguments, before any verbs call.
+ * @argc, @argv: EAL arguments as rte_eal_init() takes them (argv[0] is the program name).
+ *
+ * Optional: without it the first verbs call that needs a device starts DPDK with the
+ * arguments in the environment variable DPV_EAL_ARGS (split at white space). Either way
+ * dpverbs adds --no-pci unless a device is named with -a/--allow, a file prefix of its own
+ * (dpv-<pid>) unless --file-prefix is given, --in-memory (or --huge-unlink) so that no
+ * hugepage file outlives the process, and --no-huge with a warning when no hugepages are free.
+ *
+ * Returns 0; EALREADY if DPDK runs already; EINVAL for arguments the EAL rejects (its message
+ * names the argument); ENOMEM, EACCES... as rte_eal_init() reports them. Never exits the
+ * program. After a failure dpv_init() may be called again with other arguments.
+ */
+int dpv_init(int argc, char **argv);
+
+/** Offloads a port can do; dpverbs backs each of them in software where the port cannot. */
+enum dpv_offload {
+	DPV_OFFLOAD_IPV4_CKSUM = 1 << 0,
+	DPV_OFFLOAD_TCP_CKSUM  = 1 << 1,
+	DPV_OFFLOAD_UDP_CKSUM  = 1 << 2,
+	DPV_OFFLOAD_TCP_TSO    = 1 << 3,
+};
+
+/** What a verbs device stands on: its DPDK port and how it transmits. */
+struct dpv_port_info {
+	uint16_t port_id;           /* DPDK ethdev port id */
+	char name[64];              /* ethdev name: net_tap0, 0000:00:03.0 ... */
+	char driver[32];            /* PMD name: net_tap, net_virtio ... */
+	int socket_id;              /* NUMA socket of the port (-1: unknown) */
+	uint32_t hw_offloads;       /* enum dpv_offload: done by the port */
+	uint32_t sw_offloads;       /* enum dpv_offload: done by dpverbs in software */
+	bool tx_done_cleanup;       /* the PMD releases sent buffers on demand */
+	bool zero_copy;             /* non-inline sends go from the MR without a copy */
+	uint16_t nb_tx_queues;      /* queues configured for QPs */
+	uint16_t nb_rx_queues;
+	uint32_t mtu;
+	uint32_t max_frame;         /* largest frame the port sends (MTU + L2 header) */
+};
+
+/**
+ * dpv_query_port_info - describe the DPDK port behind a verbs device.
+ * @context: an open device.
+ * @info: filled on success.
+ * Returns 0, or EINVAL if @context or @info is NULL.
+ */
+int dpv_query_port_info(struct ibv_context *context, struct dpv_port_info *info);
+
+/**
+ * dpv_offload_name - the DPDK name of one offload bit ("TCP_TSO", "IPV4_CKSUM" ...).
+ * Returns "unknown" for anything but a single enum dpv_offload bit.
+ */
+const char *dpv_offload_name(enum dpv_offload offload);
+
+/**
+ * dpv_eal_args - the EAL arguments DPDK was started with, dpverbs' additions included.
+ * Returns an empty string before DPDK started.
+ */
+const char *dpv_eal_args(void);
+
+/**
+ * dpv_dma_range_count - how many page ranges outside DPDK's memory dpverbs has registered
+ * with DPDK and DMA-mapped for the ports on behalf of MRs (diagnostics; see doc/memory.md).
+ */
+unsigned int dpv_dma_range_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,14 @@
+/* The list of drivers, filled by DPV_DRIVER_REGISTER constructors. */
+#include "verbs_priv.h"
+
+static struct dpv_driver_list drivers = TAILQ_HEAD_INITIALIZER(drivers);
+
+void dpv_driver_register(struct dpv_driver *drv)
+{
+	TAILQ_INSERT_TAIL(&drivers, drv, next);
+}
+
+const struct dpv_driver_list *dpv_drivers(void)
+{
+	return &drivers;
+}

@@ -1,0 +1,189 @@
+/* Memory regions. An lkey indexes the context's MR table (index in the low 24 bits, a
+ * generation above, so that a stale lkey never names a newer MR); an rkey is random, because
+ * it becomes a security boundary once peers can name it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <rte_random.h>
+
+#include "verbs_priv.h"
+
+#define LKEY_INDEX_BITS 24
+#define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
+
+#define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | \
+		      IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB | \
+		      IBV_ACCESS_OPTIONAL_RANGE)
+
+int dpv_mr_table_init(struct dpv_context *ctx)
+{
+	struct dpv_mr_table *t = calloc(1, sizeof(*t));
+	uint32_t size = dpv_config()->max_mr;
+
+	if (t == NULL)
+		return -ENOMEM;
+	t->slot = calloc(size, sizeof(*t->slot));
+	t->gen = calloc(size, sizeof(*t->gen));
+	if (t->slot == NULL || t->gen == NULL) {
+		free(t->slot);
+		free(t->gen);
+		free(t);
+		return -ENOMEM;
+	}
+	t->size = size;
+	rte_spinlock_init(&t->lock);
+	ctx->mrs = t;
+	return 0;
+}
+
+void dpv_mr_table_fini(struct dpv_context *ctx)
+{
+	free(ctx->mrs->slot);
+	free(ctx->mrs->gen);
+	free(ctx->mrs);
+}
+
+static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
+{
+	int rc = -ENOMEM;
+
+	rte_spinlock_lock(&t->lock);
+	for (uint32_t n = 0; n < t->size; n++) {
+		uint32_t i = (t->free_hint + n) % t->size;
+
+		if (t->slot[i] == NULL) {
+			t->slot[i] = mr;
+			t->free_hint = i + 1;
+			mr->ibmr.lkey = ((uint32_t)++t->gen[i] << LKEY_INDEX_BITS) | i;
+			rc = 0;
+			break;
+		}
+	}
+	rte_spinlock_unlock(&t->lock);
+	return rc;
+}
+
+static void table_remove(struct dpv_mr_table *t, struct dpv_mr *mr)
+{
+	rte_spinlock_lock(&t->lock);
+	t->slot[mr->ibmr.lkey & LKEY_INDEX_MASK] = NULL;
+	rte_spinlock_unlock(&t->lock);
+}
+
+struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t lkey,
+			     uint64_t addr, uint32_t len, uint8_t **va)
+{
+	struct dpv_mr_table *t = ctx->mrs;
+	uint32_t i = lkey & LKEY_INDEX_MASK;
+	struct dpv_mr *mr;
+
+	if (i >= t->size)
+		return NULL;
+	mr = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
+	if (mr == NULL || mr->ibmr.lkey != lkey || mr->pd != pd)
+		return NULL;
+	if (addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len)
+		return NULL;
+	*va = mr->va + (addr - mr->iova);
+	return mr;
+}
+
+static int check_access(unsigned int access)
+{
+	if (access & ~(unsigned int)KNOWN_ACCESS)
+		return -EINVAL;
+	/* Remote write and atomic need local write (ibv_reg_mr(3)). */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+			     unsigned int access)
+{
+	struct dpv_pd *pd = to_dpd(ibpd);
+	struct dpv_context *ctx;
+	struct dpv_mr *mr;
+	uint32_t rkey;
+	long page = sysconf(_SC_PAGESIZE);
+	int rc;
+
+	if (pd == NULL || length == 0 || (addr == NULL && length != 0))
+		return dpv_fail_ptr(-EINVAL);
+	rc = check_access(access);
+	if (rc != 0)
+		return dpv_fail_ptr(rc);
+	/* The kernel's rule: the iova keeps the address's offset in its page. */
+	if ((iova & (page - 1)) != ((uintptr_t)addr & (page - 1)))
+		return dpv_fail_ptr(-EINVAL);
+	if (iova + length < iova || (uintptr_t)addr + length < (uintptr_t)addr)
+		return dpv_fail_ptr(-EINVAL);
+	ctx = to_dctx(ibpd->context);
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return dpv_fail_ptr(-ENOMEM);
+	mr->pd = dpv_pd_base(pd);
+	mr->va = addr;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	rc = dpv_range_acquire(ctx, addr, length, mr);
+	if (rc == 0 && (rc = table_insert(ctx->mrs, mr)) != 0)
+		dpv_range_release(ctx, mr);
+	if (rc != 0) {
+		free(mr);
+		return dpv_fail_ptr(rc);
+	}
+	if (getrandom(&rkey, sizeof(rkey), 0) != sizeof(rkey))
+		rkey = (uint32_t)rte_rand();
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->ibmr.handle = mr->ibmr.lkey;
+	mr->ibmr.rkey = rkey;
+	__atomic_fetch_add(&mr->pd->refs, 1, __ATOMIC_RELEASE);
+	return &mr->ibmr;
+}
+
+#undef ibv_reg_mr
+DPV_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return reg_mr(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+#undef ibv_reg_mr_iova
+DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+					  uint64_t iova, int access)
+{
+	return reg_mr(pd, addr, length, iova, (unsigned int)access);
+}
+
+DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+					   uint64_t iova, unsigned int access)
+{
+	return reg_mr(pd, addr, length, iova, access);
+}
+
+DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct dpv_mr *mr = container_of_safe(ibmr, struct dpv_mr, ibmr);
+	struct dpv_context *ctx;
+
+	if (mr == NULL)
+		return EINVAL;
+	if (__atomic_load_n(&mr->refs, __ATOMIC_ACQUIRE) != 0)
+		return EBUSY;
+	ctx = to_dctx(ibmr->context);
+	table_remove(ctx->mrs, mr);
+	dpv_range_release(ctx, mr);
+	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELEASE);
+	free(mr);
+	return 0;
+}

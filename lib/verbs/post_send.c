@@ -1,0 +1,135 @@
+/* ibv_post_send: walk the list in order, check each WR (wr_check.c's table), take an SQ slot,
+ * have the driver build its frame, and ring the doorbell once for the whole list. */
+#include <errno.h>
+#include <string.h>
+
+#include "verbs_priv.h"
+
+#define PEEK_LEN 22     /* Ethernet + two VLAN tags + the next ethertype */
+
+/* The frame's first bytes, for the VLAN count of the frame-size check. */
+static const uint8_t *frame_peek(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *buf,
+				 uint32_t *len)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	*len = 0;
+	for (int i = 0; i < wr->num_sge && *len < PEEK_LEN; i++) {
+		const struct ibv_sge *sge = &wr->sg_list[i];
+		uint32_t take = RTE_MIN(sge->length, PEEK_LEN - *len);
+		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
+
+		if (take == 0)
+			continue;
+		if (!inl && dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, take, &va) == NULL)
+			return NULL;
+		memcpy(buf + *len, va, take);
+		*len += take;
+	}
+	return buf;
+}
+
+/* The gather list as the driver sees it: zero-length SGEs dropped, non-inline SGEs checked
+ * against their MR (a failure is an execution error, reported by a completion). */
+static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_tx_seg *seg,
+		  uint16_t *nseg)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	*nseg = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *sge = &wr->sg_list[i];
+		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
+
+		if (sge->length == 0)
+			continue;
+		if (!inl && dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length,
+					  &va) == NULL)
+			return IBV_WC_LOC_PROT_ERR;
+		seg[*nseg].addr = va;
+		seg[(*nseg)++].len = sge->length;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct dpv_sq *sq = &qp->sq;
+	struct dpv_wqe *w = &sq->wqe[sq->head & sq->mask];
+	struct dpv_tx_seg seg[32];
+	struct dpv_tx_wr twr = { .seg = seg, .wqe = w };
+	int rc = 0;
+
+	*w = (struct dpv_wqe){
+		.wr_id = wr->wr_id,
+		.opcode = dpv_wr_wc_opcode(wr->opcode),
+		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
+		.byte_len = (uint32_t)dpv_wr_length(wr),
+	};
+	/* In SQE and ERR the WR is accepted and flushed by the next progress. */
+	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD) {
+		w->status = gather(qp, wr, seg, &twr.nseg);
+		if (w->status == IBV_WC_SUCCESS) {
+			twr.len = w->byte_len;
+			twr.flags = (wr->send_flags & IBV_SEND_INLINE ? DPV_TX_INLINE : 0) |
+				    (wr->send_flags & IBV_SEND_IP_CSUM ? DPV_TX_IP_CSUM : 0);
+			if (wr->opcode == IBV_WR_TSO) {
+				twr.flags |= DPV_TX_TSO;
+				twr.tso_hdr = wr->tso.hdr;
+				twr.tso_hdr_len = wr->tso.hdr_sz;
+				twr.mss = wr->tso.mss;
+			}
+			rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
+		}
+	}
+	if (rc == 0) {
+		sq->head++;
+		qp->tx_wrs++;
+		qp->tx_bytes += w->byte_len;
+	}
+	return rc;
+}
+
+static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint8_t peek[PEEK_LEN];
+	const uint8_t *l2 = NULL;
+	uint32_t l2_len = 0;
+	int rc = dpv_wr_check_basic(&qp->lim, wr);
+
+	if (rc != 0)
+		return rc;
+	if (qp->sq.head - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >= qp->sq.max_wr)
+		return -ENOMEM;
+	if (qp->type == IBV_QPT_RAW_PACKET && wr->opcode == IBV_WR_SEND &&
+	    dpv_wr_length(wr) > qp->lim.max_frame)
+		l2 = frame_peek(qp, wr, peek, &l2_len);
+	rc = dpv_wr_check_shape(&qp->lim, wr, l2, l2_len);
+	if (rc == 0)
+		rc = sq_post_one(qp, wr);
+	return rc;
+}
+
+int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+	uint32_t posted = 0;
+	int rc = 0;
+
+	dpv_qp_lock(qp);
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_RTR)
+		rc = -EINVAL;
+	while (rc == 0 && wr != NULL) {
+		rc = post_one(qp, wr);
+		if (rc != 0)
+			break;
+		posted++;
+		wr = wr->next;
+	}
+	if (posted != 0)
+		dpv_sq_progress(qp);      /* one doorbell for the whole list */
+	dpv_qp_unlock(qp);
+	if (rc != 0)
+		*bad_wr = wr;
+	return -rc;
+}

@@ -1,0 +1,249 @@
+/* Queue pairs: creation (capabilities checked and written back as verbs does), the state
+ * machine of ibv_modify_qp, queries and destruction. RAW_PACKET QPs sit on a transmit queue
+ * of their device's port; other QP types come with their transports. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_priv.h"
+
+#define MAX_SGE 30
+#define MAX_TSO_HEADER_LIMIT 512
+#define DPV_MAX_TSO 262144
+
+static uint32_t next_qpn = 0x100;
+
+#define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
+			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \
+			 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH | \
+			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a)
+{
+	const struct dpv_config *cfg = dpv_config();
+
+	if (a->comp_mask & ~(uint32_t)KNOWN_COMP_MASK || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    a->pd == NULL || a->pd->context != &ctx->vctx.context)
+		return -EINVAL;
+	if (a->comp_mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_IND_TABLE |
+			    IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
+		return -EOPNOTSUPP;
+	if (a->qp_type != IBV_QPT_RAW_PACKET)
+		return -EOPNOTSUPP;          /* UD, UC, RC, XRC: not yet (see doc/semantics.md) */
+	if (a->send_cq == NULL || a->recv_cq == NULL ||
+	    a->send_cq->context != &ctx->vctx.context || a->recv_cq->context != &ctx->vctx.context)
+		return -EINVAL;
+	if (a->srq != NULL)
+		return -EOPNOTSUPP;
+	if (a->cap.max_send_wr > cfg->max_qp_wr || a->cap.max_recv_wr > cfg->max_qp_wr ||
+	    a->cap.max_send_sge > MAX_SGE || a->cap.max_recv_sge > MAX_SGE ||
+	    a->cap.max_inline_data > cfg->max_inline_data)
+		return -EINVAL;
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) &&
+	    a->max_tso_header > MAX_TSO_HEADER_LIMIT)
+		return -EINVAL;
+	return 0;
+}
+
+static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
+{
+	qp->lim = (struct dpv_wr_limits){
+		.qp_type = a->qp_type,
+		.max_send_sge = qp->cap.max_send_sge,
+		.max_inline_data = qp->cap.max_inline_data,
+		.max_tso_header = a->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER ?
+				  a->max_tso_header : dpv_config()->max_tso_header,
+		.max_tso = DPV_MAX_TSO,
+		.max_frame = qp->ctx->dev->caps.max_frame,
+		.ip_csum = a->qp_type == IBV_QPT_RAW_PACKET,   /* IBV_DEVICE_RAW_IP_CSUM */
+	};
+}
+
+struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct dpv_pd *pd;
+	struct dpv_qp *qp;
+	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a);
+
+	if (rc != 0)
+		return dpv_fail_ptr(rc);
+	pd = to_dpd(a->pd);
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return dpv_fail_ptr(-ENOMEM);
+	qp->ctx = ctx;
+	qp->pd = dpv_pd_base(pd);
+	qp->lockless = pd->td != NULL;
+	rte_spinlock_init(&qp->lock);
+	qp->type = a->qp_type;
+	qp->state = IBV_QPS_RESET;
+	qp->sq_sig_all = a->sq_sig_all != 0;
+	rc = dpv_sq_init(&qp->sq, a->cap.max_send_wr);
+	if (rc != 0) {
+		free(qp);
+		return dpv_fail_ptr(rc);
+	}
+	/* Written back as verbs does: the SQ may hold more than asked. */
+	a->cap.max_send_wr = qp->sq.max_wr;
+	a->cap.max_send_sge = RTE_MAX(a->cap.max_send_sge, 1u);
+	a->cap.max_recv_wr = a->cap.max_recv_wr ? rte_align32pow2(a->cap.max_recv_wr) : 0;
+	qp->cap = a->cap;
+	qp_limits(qp, a);
+	qp->scq = to_dcq(a->send_cq);
+	qp->rcq = to_dcq(a->recv_cq);
+	qp->ibqp = (struct ibv_qp){
+		.context = context, .qp_context = a->qp_context, .pd = a->pd,
+		.send_cq = a->send_cq, .recv_cq = a->recv_cq,
+		.qp_num = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff,
+		.state = IBV_QPS_RESET, .qp_type = a->qp_type,
+	};
+	qp->ibqp.handle = qp->ibqp.qp_num;
+	pthread_mutex_init(&qp->ibqp.mutex, NULL);
+	pthread_cond_init(&qp->ibqp.cond, NULL);
+	dpv_cq_attach_qp(qp->scq, qp);
+	if (qp->rcq != qp->scq)
+		dpv_cq_attach_qp(qp->rcq, qp);
+	__atomic_fetch_add(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+	if (pd != qp->pd)
+		__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nb_qp++;
+	pthread_mutex_unlock(&ctx->lock);
+	return &qp->ibqp;
+}
+
+DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = { 0 };
+	struct ibv_qp *qp;
+
+	if (pd == NULL || attr == NULL)
+		return dpv_fail_ptr(-EINVAL);
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = dpv_create_qp_ex(pd->context, &ex);
+	if (qp != NULL)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_pd *pd;
+	struct dpv_context *ctx;
+
+	if (qp == NULL)
+		return EINVAL;
+	ctx = qp->ctx;
+	dpv_qp_lock(qp);
+	dpv_sq_reset(qp);
+	dpv_qp_unlock(qp);
+	dpv_cq_detach_qp(qp->scq, qp);
+	if (qp->rcq != qp->scq)
+		dpv_cq_detach_qp(qp->rcq, qp);
+	if (qp->txq != NULL)
+		ctx->dev->ops->txq_detach(qp->txq);
+	pd = to_dpd(ibqp->pd);
+	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+	if (pd != qp->pd)
+		__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
+	dpv_sq_fini(qp);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nb_qp--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(qp);
+	return 0;
+}
+
+/* Attributes this QP type keeps; the state machine table has already said they are allowed. */
+static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IBV_QP_RATE_LIMIT) && a->rate_limit != 0)
+		return -EOPNOTSUPP;
+	if (mask & IBV_QP_PORT)
+		qp->port_num = a->port_num;
+	if (mask & IBV_QP_QKEY)
+		qp->qkey = a->qkey;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->sq_psn = a->sq_psn;
+	return 0;
+}
+
+static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
+{
+	struct dpv_device *d = qp->ctx->dev;
+	int rc = 0;
+
+	if (next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET && qp->txq == NULL)
+		rc = d->ops->txq_attach(d->port, &qp->txq);
+	if (rc != 0)
+		return rc;
+	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
+		dpv_sq_reset(qp);
+		dpv_cq_clean(qp->scq, qp);
+		if (qp->rcq != qp->scq)
+			dpv_cq_clean(qp->rcq, qp);
+	}
+	qp->state = qp->ibqp.state = next;
+	if (next == IBV_QPS_ERR)
+		dpv_sq_flush(qp);
+	else if (next == IBV_QPS_RTS)
+		dpv_sq_progress(qp);     /* WRs queued in SQD go out now */
+	return 0;
+}
+
+DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+	enum ibv_qp_state cur, next;
+	int rc;
+
+	if (qp == NULL || attr == NULL)
+		return EINVAL;
+	dpv_qp_lock(qp);
+	cur = qp->state;
+	next = mask & IBV_QP_STATE ? attr->qp_state : cur;
+	rc = (mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur ? -EINVAL :
+	     dpv_qp_check_transition(qp->type, cur, next, mask);
+	if (rc == 0)
+		rc = apply_attrs(qp, attr, mask);
+	if (rc == 0)
+		rc = enter_state(qp, next);
+	dpv_qp_unlock(qp);
+	return -rc;
+}
+
+DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+			    struct ibv_qp_init_attr *init_attr)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	if (qp == NULL || attr == NULL || init_attr == NULL)
+		return EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	memset(init_attr, 0, sizeof(*init_attr));
+	dpv_qp_lock(qp);
+	attr->qp_state = attr->cur_qp_state = qp->state;
+	attr->port_num = qp->port_num;
+	attr->qkey = qp->qkey;
+	attr->sq_psn = qp->sq_psn;
+	attr->cap = qp->cap;
+	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
+	dpv_qp_unlock(qp);
+	init_attr->qp_context = ibqp->qp_context;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->srq = ibqp->srq;
+	init_attr->cap = qp->cap;
+	init_attr->qp_type = qp->type;
+	init_attr->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}

@@ -1,0 +1,144 @@
+/* The send queue of a QP: a ring of WQEs with four cursors.
+ *   freed <= done <= sent <= head
+ * [freed, done): completed, slot held until the application polls the completion of the last
+ *                signaled WR at or after it (then ibv_poll_cq moves freed);
+ * [done, sent):  handed to the driver, waiting for it to release the WR's buffers;
+ * [sent, head):  posted, frame built, not yet taken by the driver (port queue full, or the QP
+ *                in SQD).
+ * Completions are written in order, so a CQE always follows the release of every earlier WR. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rte_common.h>
+
+#include "verbs_priv.h"
+
+#define BURST_MAX 64
+
+int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr)
+{
+	sq->size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
+	sq->mask = sq->size - 1;
+	sq->max_wr = max_wr > 0 ? sq->size : 0;
+	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
+	sq->head = sq->sent = sq->done = sq->freed = 0;
+	return sq->wqe == NULL ? -ENOMEM : 0;
+}
+
+void dpv_sq_fini(struct dpv_qp *qp)
+{
+	free(qp->sq.wqe);
+	qp->sq.wqe = NULL;
+}
+
+void dpv_tx_released(struct dpv_wqe *wqe)
+{
+	__atomic_store_n(&wqe->released, 1, __ATOMIC_RELEASE);
+}
+
+/* Hand [sent, head) to the driver in bursts until it stops taking frames, or up to a WR that
+ * failed when it executed: that one completes in error and the QP goes to SQE. */
+static void sq_kick(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+	void *frames[BURST_MAX];
+	struct dpv_wqe *wqes[BURST_MAX];
+
+	while (sq->sent != sq->head && qp->state == IBV_QPS_RTS) {
+		uint16_t n = 0, took;
+		struct dpv_wqe *w;
+
+		while (n < BURST_MAX && sq->sent + n != sq->head) {
+			w = &sq->wqe[(sq->sent + n) & sq->mask];
+			if (w->frame == NULL)
+				break;
+			wqes[n] = w;
+			frames[n++] = w->frame;
+		}
+		took = n ? qp->ctx->dev->ops->tx_burst(qp->txq, frames, wqes, n) : 0;
+		for (uint16_t i = 0; i < took; i++)
+			wqes[i]->frame = NULL;
+		sq->sent += took;
+		qp->tx_frames += took;
+		if (took < n)
+			return;
+		if (n == 0) {
+			/* the WR at sent failed when it executed (no frame) */
+			w = &sq->wqe[sq->sent & sq->mask];
+			w->released = 1;
+			sq->sent++;
+			qp->tx_errors++;
+			qp->state = qp->ibqp.state = IBV_QPS_SQE;
+		}
+	}
+}
+
+/* Every WR not yet handed to the driver completes with FLUSH_ERR. */
+static void sq_flush_unsent(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+
+	for (; sq->sent != sq->head; sq->sent++) {
+		struct dpv_wqe *w = &sq->wqe[sq->sent & sq->mask];
+
+		if (w->frame != NULL)
+			qp->ctx->dev->ops->tx_drop(w->frame);
+		w->frame = NULL;
+		w->status = IBV_WC_WR_FLUSH_ERR;
+		w->released = 1;
+	}
+}
+
+static void sq_complete(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+
+	while (sq->done != sq->sent) {
+		struct dpv_wqe *w = &sq->wqe[sq->done & sq->mask];
+		struct dpv_cqe cqe;
+
+		if (!__atomic_load_n(&w->released, __ATOMIC_ACQUIRE))
+			break;
+		if (w->signaled || w->status != IBV_WC_SUCCESS) {
+			cqe = (struct dpv_cqe){
+				.wc = { .wr_id = w->wr_id, .status = w->status, .opcode = w->opcode,
+					.byte_len = w->byte_len, .qp_num = qp->ibqp.qp_num },
+				.qp = qp, .sq_index = sq->done, .is_send = true,
+			};
+			dpv_cq_push(qp->scq, &cqe);
+		}
+		sq->done++;
+	}
+}
+
+void dpv_sq_progress(struct dpv_qp *qp)
+{
+	if (qp->state == IBV_QPS_RTS)
+		sq_kick(qp);
+	if (qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR)
+		sq_flush_unsent(qp);
+	if (qp->sq.done != qp->sq.sent && qp->txq != NULL)
+		qp->ctx->dev->ops->tx_reap(qp->txq);
+	sq_complete(qp);
+}
+
+void dpv_sq_flush(struct dpv_qp *qp)
+{
+	sq_flush_unsent(qp);
+	sq_complete(qp);
+}
+
+void dpv_sq_reset(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+
+	for (uint32_t i = sq->sent; i != sq->head; i++) {
+		struct dpv_wqe *w = &sq->wqe[i & sq->mask];
+
+		if (w->frame != NULL)
+			qp->ctx->dev->ops->tx_drop(w->frame);
+		w->frame = NULL;
+	}
+	sq->head = sq->sent = sq->done = 0;
+	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
+}

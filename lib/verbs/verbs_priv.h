@@ -1,0 +1,274 @@
+/* The verbs core's objects: devices, contexts, PDs, MRs, CQs, QPs and their send queues.
+ * Private to libdpverbs. Internal functions return 0 or a negative errno; the ibv_* entry
+ * points convert to rdma-core's convention (positive errno, or NULL with errno). */
+#ifndef DPV_VERBS_PRIV_H
+#define DPV_VERBS_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rte_log.h>
+#include <rte_spinlock.h>
+
+#include "dpv_driver.h"
+#include "dpv_engine.h"
+#include "dpverbs.h"
+#include "wr_check.h"
+
+#define container_of_safe(ptr, type, member) \
+	((ptr) == NULL ? NULL : (type *)((char *)(ptr) - offsetof(type, member)))
+
+extern int dpv_logtype_verbs;
+#define VERBS_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpv_logtype_verbs, "dpverbs: " fmt "\n", ##__VA_ARGS__)
+
+/* ---- devices and contexts ---- */
+
+struct dpv_device {
+	struct ibv_device ibdev;
+	const struct dpv_driver_ops *ops;
+	struct dpv_port *port;
+	struct dpv_port_caps caps;
+	int index;                 /* in the driver's port order */
+	int open_count;            /* contexts open on this device */
+};
+
+struct dpv_async_event {
+	STAILQ_ENTRY(dpv_async_event) next;
+	struct ibv_async_event ev;
+};
+
+struct dpv_context {
+	struct verbs_context vctx;          /* ibv_context inside; handed to the application */
+	struct dpv_device *dev;
+	pthread_mutex_t lock;
+	int nb_pd, nb_cq, nb_qp, nb_channel, nb_td;
+	/* asynchronous events, readable through context.async_fd (an eventfd) */
+	pthread_mutex_t async_lock;
+	STAILQ_HEAD(, dpv_async_event) async_events;
+	struct dpv_mr_table *mrs;
+};
+
+static inline struct dpv_context *to_dctx(struct ibv_context *c)
+{
+	return container_of_safe(c, struct dpv_context, vctx.context);
+}
+
+static inline struct dpv_device *to_ddev(struct ibv_device *d)
+{
+	return container_of_safe(d, struct dpv_device, ibdev);
+}
+
+/* Start DPDK if needed and list the devices (also used by dpv-devinfo through ibv_*). */
+int dpv_devices_scan(struct dpv_device ***list, int *n);
+void dpv_context_ops_init(struct verbs_context *vctx);
+int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
+			struct ibv_device_attr_ex *attr, size_t attr_size);
+int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+		   size_t attr_len);
+void dpv_async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
+int dpv_async_init(struct dpv_context *ctx);
+void dpv_async_fini(struct dpv_context *ctx);
+
+/* ---- protection domains and thread domains ---- */
+
+struct dpv_td {
+	struct ibv_td ibtd;
+	int refs;
+};
+
+struct dpv_pd {
+	struct ibv_pd ibpd;
+	int refs;                  /* MRs, QPs and parent domains using it */
+	struct dpv_pd *parent;     /* parent domain: the PD it stands for */
+	struct dpv_td *td;         /* parent domain: its thread domain (lock-free QPs) */
+};
+
+static inline struct dpv_pd *to_dpd(struct ibv_pd *p)
+{
+	return container_of_safe(p, struct dpv_pd, ibpd);
+}
+
+/* The PD a QP or MR really belongs to (a parent domain stands for its PD). */
+static inline struct dpv_pd *dpv_pd_base(struct dpv_pd *pd)
+{
+	return pd->parent != NULL ? pd->parent : pd;
+}
+
+/* ---- memory regions ---- */
+
+struct dpv_range;
+
+struct dpv_mr {
+	struct ibv_mr ibmr;
+	struct dpv_pd *pd;
+	uint64_t iova;             /* address the application names in SGEs */
+	uint8_t *va;
+	uint64_t length;
+	unsigned int access;
+	int refs;                  /* in-flight WRs using it */
+	unsigned int nb_ranges;
+	struct dpv_range **ranges; /* DMA ranges it holds a reference on */
+};
+
+struct dpv_mr_table {
+	rte_spinlock_t lock;
+	uint32_t size;
+	uint32_t free_hint;
+	struct dpv_mr **slot;      /* lkey index -> MR */
+	uint8_t *gen;              /* lkey generation, so that a stale lkey does not match */
+};
+
+int dpv_mr_table_init(struct dpv_context *ctx);
+void dpv_mr_table_fini(struct dpv_context *ctx);
+/* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). */
+struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t lkey,
+			     uint64_t addr, uint32_t len, uint8_t **va);
+
+/* DMA range registry: page-rounded, reference-counted, never overlapping. */
+int dpv_range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr);
+void dpv_range_release(struct dpv_context *ctx, struct dpv_mr *mr);
+void dpv_ranges_release_all(void);
+/* DMA-map (or unmap) [va, va + len) on every present port that needs it (device.c). */
+int dpv_devices_dma_map(void *va, uint64_t len, bool map);
+
+/* ---- completion queues ---- */
+
+struct dpv_qp;
+
+struct dpv_cqe {
+	struct ibv_wc wc;
+	struct dpv_qp *qp;
+	uint32_t sq_index;         /* send CQE: SQ slot freed when the CQE is polled */
+	bool is_send;
+	bool solicited;            /* wakes a CQ armed for solicited completions only */
+};
+
+struct dpv_channel {
+	struct ibv_comp_channel ibch;
+	pthread_mutex_t lock;
+	TAILQ_HEAD(, dpv_cq) fired;        /* CQs with an event not yet read */
+};
+
+struct dpv_cq {
+	struct ibv_cq ibcq;
+	rte_spinlock_t lock;       /* the CQE ring */
+	struct dpv_cqe *ring;
+	uint32_t size;             /* ring entries: cqe + 1 */
+	uint32_t head, tail;       /* tail: next written, head: next polled */
+	bool armed, solicited_only;
+	bool overrun;
+	bool fired;                /* on its channel's fired list */
+	TAILQ_ENTRY(dpv_cq) fired_next;
+	pthread_mutex_t qps_lock;  /* the QPs that complete into it, progressed by polling */
+	TAILQ_HEAD(, dpv_qp) qps;
+	int nb_qp;
+	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
+};
+
+static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
+{
+	return container_of_safe(c, struct dpv_cq, ibcq);
+}
+
+/* Append a completion (CQ lock taken inside); a full CQ is an overrun (IBV_EVENT_CQ_ERR). */
+int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe);
+void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
+void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
+/* Drop every completion of @qp still in @cq. */
+void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
+int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+
+/* ---- queue pairs ---- */
+
+struct dpv_wqe {
+	uint64_t wr_id;
+	void *frame;               /* built by the driver, not yet taken by it */
+	uint32_t byte_len;
+	uint8_t opcode;            /* enum ibv_wc_opcode */
+	uint8_t signaled;
+	uint8_t status;            /* enum ibv_wc_status decided at post time */
+	uint8_t released;          /* set by dpv_tx_released */
+};
+
+struct dpv_sq {
+	struct dpv_wqe *wqe;
+	uint32_t size, mask;       /* slots: a power of two >= max_wr */
+	uint32_t max_wr;
+	uint32_t head;             /* next slot to post */
+	uint32_t sent;             /* next slot to hand to the driver */
+	uint32_t done;             /* next slot to complete */
+	uint32_t freed;            /* slots before it are free (advanced by ibv_poll_cq) */
+};
+
+struct dpv_qp {
+	struct ibv_qp ibqp;
+	struct dpv_context *ctx;
+	struct dpv_pd *pd;
+	struct dpv_cq *scq, *rcq;
+	TAILQ_ENTRY(dpv_qp) scq_next;
+	enum ibv_qp_state state;
+	enum ibv_qp_type type;
+	bool sq_sig_all;
+	bool lockless;             /* created in a thread domain */
+	rte_spinlock_t lock;
+	struct ibv_qp_cap cap;
+	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
+	uint8_t port_num;
+	uint32_t qkey, sq_psn;
+	uint16_t pkey_index;
+	struct dpv_txq *txq;
+	struct dpv_sq sq;
+	uint64_t tx_frames, tx_bytes, tx_wrs, tx_errors;
+};
+
+static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
+{
+	return container_of_safe(q, struct dpv_qp, ibqp);
+}
+
+static inline void dpv_qp_lock(struct dpv_qp *qp)
+{
+	if (!qp->lockless)
+		rte_spinlock_lock(&qp->lock);
+}
+
+static inline void dpv_qp_unlock(struct dpv_qp *qp)
+{
+	if (!qp->lockless)
+		rte_spinlock_unlock(&qp->lock);
+}
+
+/* Check a state transition's attribute mask (the table of qp_state.c). */
+int dpv_qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
+			    enum ibv_qp_state next, int attr_mask);
+
+int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr);
+void dpv_sq_fini(struct dpv_qp *qp);
+/* Hand queued frames to the driver, reap, and write completions; QP lock held. */
+void dpv_sq_progress(struct dpv_qp *qp);
+/* Complete every WR not yet handed to the driver with FLUSH_ERR; QP lock held. */
+void dpv_sq_flush(struct dpv_qp *qp);
+/* Forget every WR (RESET): flush frames, free slots, no completion; QP lock held. */
+void dpv_sq_reset(struct dpv_qp *qp);
+int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+
+/* Context op slots implemented in pd.c and qp.c. */
+struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
+				       struct ibv_parent_domain_init_attr *attr);
+struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int dpv_dealloc_td(struct ibv_td *td);
+struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+
+/* Errno helpers for the entry points. */
+static inline void *dpv_fail_ptr(int neg_errno)
+{
+	errno = -neg_errno;
+	return NULL;
+}
+
+#endif

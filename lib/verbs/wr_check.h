@@ -1,0 +1,35 @@
+/* The post-time checks of ibv_post_send(3), as one table shared by every QP type. Pure logic:
+ * no DPDK, no QP state, so transports added later reuse it unchanged and tests call it
+ * directly. Functions return 0 or a negative errno. */
+#ifndef DPV_WR_CHECK_H
+#define DPV_WR_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+struct dpv_wr_limits {
+	enum ibv_qp_type qp_type;
+	uint32_t max_send_sge;
+	uint32_t max_inline_data;
+	uint32_t max_tso_header;
+	uint32_t max_tso;          /* largest TSO payload */
+	uint32_t max_frame;        /* MTU + Ethernet header, without VLAN tags */
+	bool ip_csum;              /* the device offers IP_CSUM for this QP type */
+};
+
+/* Opcode, flags and gather-list checks (the rows before "SQ full"). */
+int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr);
+
+/* Frame size, TSO header and atomic operand checks (the rows after "SQ full"). @l2 holds the
+ * frame's first @l2_len bytes (to count VLAN tags), or NULL when they cannot be read. */
+int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+		       const uint8_t *l2, uint32_t l2_len);
+
+/* The completion opcode of a send opcode (IBV_WC_SEND, IBV_WC_TSO ...). */
+enum ibv_wc_opcode dpv_wr_wc_opcode(enum ibv_wr_opcode opcode);
+
+/* Bytes in the WR's gather list. */
+uint64_t dpv_wr_length(const struct ibv_send_wr *wr);
+
+#endif
