@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 		if (o.pcap_out == NULL)
 			o.pcap_out = "raw_txgen.pcap";
 		snprintf(eal_args, sizeof(eal_args), "--vdev=net_pcap0,tx_pcap=%s -l 0 "
-			 "--log-level=lib.eal:warning", o.pcap_out);
+			 "--log-level=lib.eal:error --log-level=lib.telemetry:warning", o.pcap_out);
 		setenv("DPV_EAL_ARGS", eal_args, 1);
 	}
 	devs = ibv_get_device_list(&n);

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# dpverbs on a fresh Debian 12 machine: install what is missing, build, prepare hugepages, then
+#   ./dpv.sh run  [raw_txgen options]   the main job: frames through a RAW_PACKET QP to a pcap
+#   ./dpv.sh test [meson test options]  the test suite; ends with "N passed, N failed"
+set -euo pipefail
+cd "$(dirname "$0")"
+BUILD=${DPV_BUILD_DIR:-build}
+
+PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
+          libpcap-dev tshark binutils"
+
+install_missing() {
+	local missing=()
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+		exit 1
+	fi
+	echo "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+	[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" --buildtype=debugoptimized >/dev/null
+	meson compile -C "$BUILD" >/dev/null
+}
+
+# Reserve 2 MiB hugepages with DPDK's own tool when root and none are reserved; without them
+# dpverbs runs with --no-huge and says so. Pages someone else uses are left alone.
+hugepages() {
+	local total
+	total=$(awk '/HugePages_Total/ {print $2}' /proc/meminfo)
+	[ "$(id -u)" = 0 ] || return 0
+	if [ "${total:-0}" = 0 ]; then
+		mkdir -p /dev/hugepages
+		dpdk-hugepages.py -p 2M --setup 1G 2>/dev/null ||
+			echo "note: could not reserve hugepages; dpverbs will run with --no-huge"
+	elif ! grep -q hugetlbfs /proc/mounts; then
+		mkdir -p /dev/hugepages
+		dpdk-hugepages.py -m 2>/dev/null || true
+	fi
+}
+
+# meson's own log, counted: one line "N passed, N failed" (skipped ones said apart).
+summary() {
+	python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
+import json, sys
+res = {}
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line:
+        r = json.loads(line)["result"]
+        res[r] = res.get(r, 0) + 1
+passed = res.get("OK", 0) + res.get("EXPECTEDFAIL", 0)
+failed = sum(v for k, v in res.items() if k not in ("OK", "EXPECTEDFAIL", "SKIP"))
+skipped = res.get("SKIP", 0)
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+PY
+}
+
+cmd=${1:-run}
+shift || true
+install_missing
+build
+hugepages
+case "$cmd" in
+run)
+	exec "$BUILD/examples/raw_txgen/raw_txgen" -c -o "$BUILD/raw_txgen.pcap" "$@"
+	;;
+test)
+	rc=0
+	meson test -C "$BUILD" --print-errorlogs --no-suite bench "$@" || rc=$?
+	summary
+	exit $rc
+	;;
+*)
+	echo "usage: $0 run|test" >&2
+	exit 2
+	;;
+esac

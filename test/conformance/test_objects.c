@@ -1,0 +1,222 @@
+/* PD, MR, CQ, completion channel and QP life cycles, and the documented errno of every
+ * invalid argument (doc/semantics.md, "Object errors"). */
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "dpv_test.h"
+
+/* Leaves one PD with one MR (returned in @left) to check that close refuses. */
+static struct ibv_pd *check_pd_mr(struct ibv_context *ctx, struct ibv_mr **left)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	static uint8_t buf[4 * 4096] __attribute__((aligned(4096)));
+	long page = sysconf(_SC_PAGESIZE);
+	struct ibv_mr *mr, *mr2, *zb;
+
+	CHECK(pd != NULL);
+	mr = ibv_reg_mr(pd, buf + 3, 100, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL, "%s", strerror(errno));
+	CHECK(mr->addr == buf + 3 && mr->length == 100 && mr->pd == pd && mr->context == ctx);
+	mr2 = ibv_reg_mr(pd, buf + 3, 100, 0);            /* the same range twice is fine */
+	CHECK(mr2 != NULL && mr2->lkey != mr->lkey && mr2->rkey != mr->rkey);
+
+	/* access flags as ibv_reg_mr(3): remote write or atomic need local write */
+	errno = 0;
+	CHECK(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_REMOTE_WRITE) == NULL && errno == EINVAL);
+	errno = 0;
+	CHECK(ibv_reg_mr(pd, buf, 64, IBV_ACCESS_REMOTE_ATOMIC) == NULL && errno == EINVAL);
+	errno = 0;
+	CHECK(ibv_reg_mr(pd, buf, 64, 1 << 14) == NULL && errno == EINVAL, "unknown flag");
+	errno = 0;
+	CHECK(ibv_reg_mr(pd, buf, 0, 0) == NULL && errno == EINVAL, "zero length");
+	errno = 0;
+	CHECK(ibv_reg_mr(NULL, buf, 64, 0) == NULL && errno == EINVAL, "NULL PD");
+
+	/* iova keeps the address's page offset; iova 0 is a zero-based MR */
+	errno = 0;
+	CHECK(ibv_reg_mr_iova(pd, buf + 3, 64, 0x1000, 0) == NULL && errno == EINVAL);
+	zb = ibv_reg_mr_iova(pd, buf, 2 * page, 0, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(zb != NULL, "zero-based MR: %s", strerror(errno));
+	*left = ibv_reg_mr_iova2(pd, buf + 5, 64, 0x2005, 0);
+	CHECK(*left != NULL);
+
+	/* a PD with MRs cannot go */
+	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dereg_mr(mr2), 0);
+	CHECK_EQ(ibv_dereg_mr(zb), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);          /* the iova2 MR is still there */
+	return pd;
+}
+
+static void check_cq_channel(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq, *ev_cq;
+	void *ev_ctx;
+	int flags;
+
+	CHECK(ch != NULL && ch->fd >= 0);
+	errno = 0;
+	CHECK(ibv_create_cq(ctx, 0, NULL, NULL, 0) == NULL && errno == EINVAL, "cqe 0");
+	errno = 0;
+	CHECK(ibv_create_cq(ctx, 1 << 30, NULL, NULL, 0) == NULL && errno == EINVAL, "too big");
+	errno = 0;
+	CHECK(ibv_create_cq(ctx, 16, NULL, NULL, 5) == NULL && errno == EINVAL, "comp_vector");
+	cq = ibv_create_cq(ctx, 16, (void *)0x1234, ch, 0);
+	CHECK(cq != NULL && cq->cqe >= 16 && cq->channel == ch && cq->cq_context == (void *)0x1234);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), EBUSY);
+	CHECK_EQ(ibv_resize_cq(cq, 64), 0);
+	CHECK(cq->cqe >= 64);
+	CHECK_EQ(ibv_resize_cq(cq, 0), EINVAL);
+
+	/* nothing fired yet: a non-blocking read says EAGAIN */
+	flags = fcntl(ch->fd, F_GETFL);
+	fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK);
+	errno = 0;
+	CHECK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1 && errno == EAGAIN);
+	CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	CHECK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1, "an empty armed CQ fired");
+	ibv_ack_cq_events(cq, 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
+static void check_qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+				      .cap = { .max_send_wr = 100, .max_send_sge = 2,
+					       .max_inline_data = 64 } };
+	struct ibv_qp_init_attr_ex ex = { .qp_type = IBV_QPT_RAW_PACKET, .send_cq = cq,
+					  .recv_cq = cq, .pd = pd,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD |
+						       IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+					  .max_tso_header = 96, .cap = { .max_send_wr = 8 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &a), *qp2;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+
+	CHECK(qp != NULL, "%s", strerror(errno));
+	CHECK_EQ(a.cap.max_send_wr, 128);            /* rounded up and written back */
+	CHECK(a.cap.max_send_sge >= 2 && a.cap.max_inline_data >= 64);
+	CHECK(qp->qp_num != 0 && qp->state == IBV_QPS_RESET && qp->qp_type == IBV_QPT_RAW_PACKET);
+	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_CAP, &qi), 0);
+	CHECK_EQ(qa.qp_state, IBV_QPS_RESET);
+	CHECK_EQ(qi.cap.max_send_wr, 128);
+	CHECK(qi.send_cq == cq && qi.qp_type == IBV_QPT_RAW_PACKET);
+
+	qp2 = ibv_create_qp_ex(ctx, &ex);
+	CHECK(qp2 != NULL, "create_qp_ex with MAX_TSO_HEADER: %s", strerror(errno));
+	CHECK(qp2 == NULL || qp2->qp_num != qp->qp_num);
+
+	/* a CQ with QPs and a PD with QPs cannot go */
+	CHECK_EQ(ibv_destroy_cq(cq), EBUSY);
+	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+	CHECK_EQ(ibv_close_device(ctx), EBUSY);
+
+	/* other QP types come with their transports */
+	for (int t = 0; t < 3; t++) {
+		enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UD, IBV_QPT_UC };
+		struct ibv_qp_init_attr o = a;
+
+		o.qp_type = types[t];
+		errno = 0;
+		CHECK(ibv_create_qp(pd, &o) == NULL && errno == EOPNOTSUPP, "type %d", types[t]);
+	}
+	a.cap.max_send_wr = 1 << 30;
+	errno = 0;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL, "max_send_wr too big");
+	a.cap.max_send_wr = 8;
+	a.cap.max_send_sge = 31;
+	errno = 0;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL, "max_send_sge too big");
+	a.cap.max_send_sge = 1;
+	a.cap.max_inline_data = 1 << 20;
+	errno = 0;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL, "max_inline_data too big");
+	a.cap.max_inline_data = 0;
+	a.send_cq = NULL;
+	errno = 0;
+	CHECK(ibv_create_qp(pd, &a) == NULL && errno == EINVAL, "no send CQ");
+	ex.max_tso_header = 4096;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ctx, &ex) == NULL && errno == EINVAL, "max_tso_header too big");
+	ex.comp_mask |= IBV_QP_INIT_ATTR_RX_HASH;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ctx, &ex) == NULL && errno == EOPNOTSUPP, "RX hash");
+	ex.comp_mask = 1u << 20;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ctx, &ex) == NULL && errno == EINVAL, "unknown comp_mask");
+
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	if (qp2 != NULL)
+		CHECK_EQ(ibv_destroy_qp(qp2), 0);
+}
+
+/* Ops not implemented answer EOPNOTSUPP, never crash on a NULL pointer. */
+static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp *qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 4,
+								  .max_send_sge = 1 });
+	struct ibv_flow_attr fa = { .size = sizeof(fa), .port = 1 };
+	struct ibv_recv_wr rwr = { 0 }, *bad = NULL;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_cq_init_attr_ex cqa = { .cqe = 4 };
+
+	errno = 0;
+	CHECK(ibv_create_flow(qp, &fa) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_create_srq(pd, &sa) == NULL && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(ibv_create_cq_ex(ctx, &cqa) == NULL && errno == EOPNOTSUPP);
+	CHECK_EQ(ibv_post_recv(qp, &rwr, &bad), EOPNOTSUPP);
+	CHECK(bad == &rwr);
+	CHECK_EQ(ibv_attach_mcast(qp, &(union ibv_gid){ 0 }, 0), EOPNOTSUPP);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+static void check_parent_domain(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_td *td = ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 });
+	struct ibv_parent_domain_init_attr pa = { .pd = pd, .td = td };
+	struct ibv_pd *par;
+	struct ibv_qp *qp;
+
+	CHECK(td != NULL, "%s", strerror(errno));
+	par = ibv_alloc_parent_domain(ctx, &pa);
+	CHECK(par != NULL, "%s", strerror(errno));
+	CHECK_EQ(ibv_dealloc_td(td), EBUSY);
+	qp = test_raw_qp(par, cq, (struct ibv_qp_cap){ .max_send_wr = 4, .max_send_sge = 1 });
+	CHECK_EQ(ibv_dealloc_pd(par), EBUSY);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_dealloc_pd(par), 0);
+	CHECK_EQ(ibv_dealloc_td(td), 0);
+}
+
+int main(void)
+{
+	struct ibv_context *ctx = test_open(NULL);
+	struct ibv_pd *pd, *pd_left;
+	struct ibv_mr *mr_left;
+	struct ibv_cq *cq;
+
+	pd_left = check_pd_mr(ctx, &mr_left);
+	check_cq_channel(ctx);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	check_qp_create(ctx, pd, cq);
+	check_unsupported(ctx, pd, cq);
+	check_parent_domain(ctx, pd, cq);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	/* check_pd_mr left one PD with one MR: close refuses until they are gone */
+	CHECK_EQ(ibv_close_device(ctx), EBUSY);
+	CHECK_EQ(ibv_dealloc_pd(pd_left), EBUSY);
+	CHECK_EQ(ibv_dereg_mr(mr_left), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd_left), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	return test_done("objects");
+}

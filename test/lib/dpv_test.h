@@ -1,0 +1,100 @@
+/* A few helpers shared by dpverbs' tests: checks that count and report, and the verbs
+ * boilerplate of opening a device and bringing a RAW_PACKET QP to RTS. */
+#ifndef DPV_TEST_H
+#define DPV_TEST_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <dpverbs.h>
+
+static int t_pass, t_fail;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { \
+		t_pass++; \
+	} else { \
+		t_fail++; \
+		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+		fprintf(stderr, " " __VA_ARGS__); \
+		fputc('\n', stderr); \
+	} \
+} while (0)
+
+#define CHECK_EQ(a, b) do { \
+	long long _a = (long long)(a), _b = (long long)(b); \
+	CHECK(_a == _b, "%s = %lld, expected %lld", #a, _a, _b); \
+} while (0)
+
+/* Returns the process exit code; prints a summary line. */
+static inline int test_done(const char *name)
+{
+	printf("%s: %d checks passed, %d failed\n", name, t_pass, t_fail);
+	return t_fail != 0 || t_pass == 0;
+}
+
+/* Open the device whose name is @name (NULL: the first one); exits when there is none. */
+static inline struct ibv_context *test_open(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (list == NULL) {
+		fprintf(stderr, "ibv_get_device_list: %s\n", strerror(errno));
+		exit(1);
+	}
+	for (int i = 0; i < n && ctx == NULL; i++)
+		if (name == NULL || strcmp(ibv_get_device_name(list[i]), name) == 0)
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (ctx == NULL) {
+		fprintf(stderr, "no device %s\n", name ? name : "at all");
+		exit(1);
+	}
+	return ctx;
+}
+
+static inline int test_qp_to(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state, .port_num = 1 };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | (state == IBV_QPS_INIT ? IBV_QP_PORT : 0));
+}
+
+/* A RAW_PACKET QP in RTS on @cq. */
+static inline struct ibv_qp *test_raw_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+					 struct ibv_qp_cap cap)
+{
+	struct ibv_qp_init_attr init = { .send_cq = cq, .recv_cq = cq, .cap = cap,
+					 .qp_type = IBV_QPT_RAW_PACKET };
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (qp == NULL || test_qp_to(qp, IBV_QPS_INIT) || test_qp_to(qp, IBV_QPS_RTR) ||
+	    test_qp_to(qp, IBV_QPS_RTS)) {
+		fprintf(stderr, "RAW_PACKET QP to RTS: %s\n", strerror(errno));
+		exit(1);
+	}
+	return qp;
+}
+
+/* Poll until @n completions arrived or a bounded number of tries passed. */
+static inline int test_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	int got = 0;
+
+	for (int tries = 0; got < n && tries < 1000000; tries++) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return r;
+		got += r;
+	}
+	return got;
+}
+
+#endif

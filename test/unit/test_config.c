@@ -1,0 +1,45 @@
+/* The shipped config/dpverbs.conf equals the built-in defaults, and a bad file is an error
+ * that names the line. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dpv_engine.h"
+#include "dpv_test.h"
+
+static int parse_text(const char *text, struct dpv_config *cfg)
+{
+	char path[] = "/tmp/dpv-config-XXXXXX";
+	int fd = mkstemp(path), rc;
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		return -1;
+	close(fd);
+	rc = dpv_config_parse(path, cfg);
+	unlink(path);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct dpv_config shipped, builtin, c;
+
+	dpv_config_defaults(&builtin);
+	memset(&shipped, 0xff, sizeof(shipped));
+	CHECK(argc == 2, "usage: test_config <config/dpverbs.conf>");
+	CHECK_EQ(dpv_config_parse(argv[1], &shipped), 0);
+	CHECK(memcmp(&shipped, &builtin, sizeof(shipped)) == 0,
+	      "config/dpverbs.conf and the built-in defaults differ");
+
+	dpv_config_defaults(&c);
+	CHECK_EQ(parse_text("# comment\n\n  tx_desc = 512  # trailing\nmbuf_cache=0\n", &c), 0);
+	CHECK_EQ(c.tx_desc, 512);
+	CHECK_EQ(c.mbuf_cache, 0);
+	CHECK_EQ(c.rx_desc, builtin.rx_desc);
+	CHECK_EQ(parse_text("no_such_key = 1\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("tx_desc = lots\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("tx_desc = 4\n", &c), -EINVAL);         /* below the minimum */
+	CHECK_EQ(parse_text("tx_desc 512\n", &c), -EINVAL);
+	CHECK_EQ(dpv_config_parse("/nonexistent/dpverbs.conf", &c), -ENOENT);
+	return test_done("config");
+}
