@@ -415,8 +415,8 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 {
 	struct dpv_context *ctx = to_dctx(context);
 	const struct dpv_port_caps *c;
-	const uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
-			     DPV_OFFLOAD_UDP_CKSUM | DPV_OFFLOAD_TCP_TSO;
+	const uint32_t csum = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
+			      DPV_OFFLOAD_UDP_CKSUM;
 
 	if (ctx == NULL || info == NULL)
 		return EINVAL;
@@ -426,8 +426,10 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	snprintf(info->name, sizeof(info->name), "%s", c->name);
 	snprintf(info->driver, sizeof(info->driver), "%s", c->driver);
 	info->socket_id = c->socket_id;
-	info->hw_offloads = c->hw_offloads;
-	info->sw_offloads = all & ~c->hw_offloads;
+	info->port_offloads = c->hw_offloads;
+	/* Checksums are computed in software on every port for now; TSO is not built yet. */
+	info->hw_offloads = 0;
+	info->sw_offloads = csum;
 	info->tx_done_cleanup = c->tx_done_cleanup;
 	info->zero_copy = false;    /* every send is copied into pool mbufs for now */
 	ctx->dev->ops->port_queues(ctx->dev->port, &info->nb_tx_queues, &info->nb_rx_queues);

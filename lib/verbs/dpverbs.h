@@ -45,8 +45,9 @@ struct dpv_port_info {
 	char name[64];              /* ethdev name: net_tap0, 0000:00:03.0 ... */
 	char driver[32];            /* PMD name: net_tap, net_virtio ... */
 	int socket_id;              /* NUMA socket of the port (-1: unknown) */
-	uint32_t hw_offloads;       /* enum dpv_offload: done by the port */
-	uint32_t sw_offloads;       /* enum dpv_offload: done by dpverbs in software */
+	uint32_t port_offloads;     /* enum dpv_offload: what the port offers (rte_eth_dev_info) */
+	uint32_t hw_offloads;       /* enum dpv_offload: what dpverbs has the port do */
+	uint32_t sw_offloads;       /* enum dpv_offload: what dpverbs does in software */
 	bool tx_done_cleanup;       /* the PMD releases sent buffers on demand */
 	bool zero_copy;             /* non-inline sends go from the MR without a copy */
 	uint16_t nb_tx_queues;      /* queues configured for QPs */
