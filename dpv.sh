@@ -47,16 +47,30 @@ hugepages() {
 	fi
 }
 
-# meson's own log, counted: one line "N passed, N failed" (skipped ones said apart).
+# The same suites again in a build with AddressSanitizer and UBSan (DPV_SANITIZE=0 skips it).
+sanitized() {
+	[ "${DPV_SANITIZE:-1}" = 1 ] || return 0
+	[ -f "$BUILD-asan/build.ninja" ] ||
+		meson setup "$BUILD-asan" --buildtype=debug -Db_sanitize=address,undefined \
+			-Db_lundef=false >/dev/null
+	meson compile -C "$BUILD-asan" >/dev/null
+	LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=halt_on_error=1 \
+		meson test -C "$BUILD-asan" --print-errorlogs --no-suite bench "$@"
+}
+
+# meson's own logs, counted: one line "N passed, N failed" (skipped ones said apart).
 summary() {
-	python3 - "$BUILD/meson-logs/testlog.json" <<'PY'
-import json, sys
+	python3 - "$@" <<'PY'
+import json, os, sys
 res = {}
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if line:
-        r = json.loads(line)["result"]
-        res[r] = res.get(r, 0) + 1
+for log in sys.argv[1:]:
+    if not os.path.exists(log):
+        continue
+    for line in open(log):
+        line = line.strip()
+        if line:
+            r = json.loads(line)["result"]
+            res[r] = res.get(r, 0) + 1
 passed = res.get("OK", 0) + res.get("EXPECTEDFAIL", 0)
 failed = sum(v for k, v in res.items() if k not in ("OK", "EXPECTEDFAIL", "SKIP"))
 skipped = res.get("SKIP", 0)
@@ -75,8 +89,10 @@ run)
 	;;
 test)
 	rc=0
+	rm -f "$BUILD-asan/meson-logs/testlog.json"
 	meson test -C "$BUILD" --print-errorlogs --no-suite bench "$@" || rc=$?
-	summary
+	sanitized "$@" || rc=$?
+	summary "$BUILD/meson-logs/testlog.json" "$BUILD-asan/meson-logs/testlog.json"
 	exit $rc
 	;;
 *)

@@ -160,9 +160,12 @@ static int cover(struct dpv_context *ctx, struct dpv_mr *mr, uintptr_t start, ui
 			}
 		}
 		rc = mr_hold(mr, r);
-		if (rc != 0 && r->refs == 0) {
-			ranges_remove(r);
-			range_free(ctx, r);
+		if (rc != 0) {
+			if (r->refs == 0) {
+				ranges_remove(r);
+				range_free(ctx, r);
+			}
+			return rc;
 		}
 		pos = r->end;
 	}
