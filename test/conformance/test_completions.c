@@ -1,0 +1,110 @@
+/* Send completions: one per signaled WR in post order, SQ slots coming back only when a
+ * signaled completion is polled, completion channels firing for send CQs, and a CQ overrun
+ * reported as IBV_EVENT_CQ_ERR instead of being lost silently. */
+#include <poll.h>
+
+#include "dpv_test.h"
+
+static uint8_t frame[128];
+
+static int post(struct ibv_qp *qp, struct ibv_mr *mr, uint64_t id, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)frame, sizeof(frame), mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = flags }, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void check_order_and_slots(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 64, NULL, NULL, 0);
+	struct ibv_qp *qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 8,
+								  .max_send_sge = 1 });
+	struct ibv_wc wc[16];
+	int n;
+
+	/* 8 slots: the 9th post fails until a signaled completion is polled */
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(post(qp, mr, 100 + i, i % 4 == 3 ? IBV_SEND_SIGNALED : 0), 0);
+	CHECK_EQ(post(qp, mr, 200, IBV_SEND_SIGNALED), ENOMEM);
+	n = test_poll(cq, wc, 2);
+	CHECK_EQ(n, 2);
+	CHECK(wc[0].wr_id == 103 && wc[1].wr_id == 107, "order: %llu %llu",
+	      (unsigned long long)wc[0].wr_id, (unsigned long long)wc[1].wr_id);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_SEND &&
+	      wc[0].byte_len == sizeof(frame) && wc[0].qp_num == qp->qp_num);
+	for (int i = 0; i < 8; i++)                       /* all 8 slots are free again */
+		CHECK_EQ(post(qp, mr, 300 + i, 0), 0);
+	CHECK_EQ(post(qp, mr, 400, IBV_SEND_SIGNALED), ENOMEM);
+	CHECK_EQ(ibv_poll_cq(cq, 16, wc), 0);             /* unsignaled: no completion */
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+static void check_channel(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(pd->context);
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 16, (void *)0xc0ffee, ch, 0), *ev_cq = NULL;
+	struct ibv_qp *qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 8,
+								  .max_send_sge = 1 });
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	void *ev_ctx = NULL;
+	struct ibv_wc wc;
+
+	CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	CHECK_EQ(poll(&pfd, 1, 0), 0);                    /* nothing yet */
+	CHECK_EQ(post(qp, mr, 1, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll(&pfd, 1, 2000), 1);
+	CHECK_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	CHECK(ev_cq == cq && ev_ctx == (void *)0xc0ffee);
+	ibv_ack_cq_events(cq, 1);
+	CHECK_EQ(cq->comp_events_completed, 1);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);
+	/* not re-armed: the next completion does not fire */
+	CHECK_EQ(post(qp, mr, 2, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);
+	CHECK_EQ(poll(&pfd, 1, 0), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
+static void check_overrun(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	struct ibv_context *ctx = pd->context;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 2, NULL, NULL, 0);
+	struct ibv_qp *qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 8,
+								  .max_send_sge = 1 });
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_wc wc[4];
+
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(post(qp, mr, i, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll(&pfd, 1, 2000), 1);
+	CHECK_EQ(ibv_get_async_event(ctx, &ev), 0);
+	CHECK_EQ(ev.event_type, IBV_EVENT_CQ_ERR);
+	CHECK(ev.element.cq == cq);
+	ibv_ack_async_event(&ev);
+	CHECK_EQ(cq->async_events_completed, 1);
+	CHECK_EQ(ibv_poll_cq(cq, 4, wc), 2);              /* what fitted is still there */
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+int main(void)
+{
+	struct ibv_context *ctx = test_open(NULL);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr = ibv_reg_mr(pd, frame, sizeof(frame), 0);
+
+	memset(frame, 0x5a, sizeof(frame));
+	check_order_and_slots(pd, mr);
+	check_channel(pd, mr);
+	check_overrun(pd, mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	return test_done("completions");
+}
