@@ -26,9 +26,22 @@ install_missing() {
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# Quiet when it works, the whole output when it does not.
+quiet() {
+	local log
+	log=$(mktemp)
+	if ! "$@" > "$log" 2>&1; then
+		cat "$log" >&2
+		rm -f "$log"
+		echo "failed: $*" >&2
+		return 1
+	fi
+	rm -f "$log"
+}
+
 build() {
-	[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" --buildtype=debugoptimized >/dev/null
-	meson compile -C "$BUILD" >/dev/null
+	[ -f "$BUILD/build.ninja" ] || quiet meson setup "$BUILD" --buildtype=debugoptimized
+	quiet meson compile -C "$BUILD"
 }
 
 # Reserve 2 MiB hugepages with DPDK's own tool when root and none are reserved; without them
@@ -51,9 +64,9 @@ hugepages() {
 sanitized() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] || return 0
 	[ -f "$BUILD-asan/build.ninja" ] ||
-		meson setup "$BUILD-asan" --buildtype=debug -Db_sanitize=address,undefined \
-			-Db_lundef=false >/dev/null
-	meson compile -C "$BUILD-asan" >/dev/null
+		quiet meson setup "$BUILD-asan" --buildtype=debug -Db_sanitize=address,undefined \
+			-Db_lundef=false
+	quiet meson compile -C "$BUILD-asan"
 	LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=halt_on_error=1 \
 		meson test -C "$BUILD-asan" --print-errorlogs --no-suite bench "$@"
 }
