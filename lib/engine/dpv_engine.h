@@ -49,6 +49,8 @@ void dpv_eal_at_stop(void (*fn)(void));
 
 /* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
 struct rte_mempool *dpv_pool_get(int socket);
+/* The same for mbufs without data room, to attach external (MR) buffers to. */
+struct rte_mempool *dpv_pool_ext_get(int socket);
 /* Free every pool; only when no port or queue uses them any more. */
 void dpv_pools_release(void);
 /* NUMA socket of the calling thread (libnuma), 0 where NUMA is not available. */

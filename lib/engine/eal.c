@@ -16,7 +16,7 @@
 #include "dpv_engine.h"
 #include "dpverbs.h"
 
-RTE_LOG_REGISTER_SUFFIX(dpv_logtype_engine, engine, NOTICE);
+RTE_LOG_REGISTER(dpv_logtype_engine, lib.dpverbs.engine, NOTICE);
 
 #define MAX_ARGS 128
 

@@ -12,7 +12,8 @@
 #include "dpv_engine.h"
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rte_mempool *pools[RTE_MAX_NUMA_NODES];
+/* [0]: mbufs with data room; [1]: mbufs without, for attaching external buffers */
+static struct rte_mempool *pools[2][RTE_MAX_NUMA_NODES];
 
 int dpv_socket_of_caller(void)
 {
@@ -27,22 +28,23 @@ int dpv_socket_of_caller(void)
 	return node < 0 || node >= RTE_MAX_NUMA_NODES ? 0 : node;
 }
 
-static struct rte_mempool *pool_create(int socket)
+static struct rte_mempool *pool_create(int socket, int ext)
 {
 	const struct dpv_config *cfg = dpv_config();
+	uint16_t room = ext ? 0 : (uint16_t)cfg->mbuf_data_room;
 	char name[RTE_MEMPOOL_NAMESIZE];
 	struct rte_mempool *mp;
 
-	snprintf(name, sizeof(name), "dpv_mbuf_s%d", socket);
-	mp = rte_pktmbuf_pool_create(name, cfg->mbufs_per_socket, cfg->mbuf_cache, 0,
-				     cfg->mbuf_data_room, socket);
+	snprintf(name, sizeof(name), ext ? "dpv_ext_s%d" : "dpv_mbuf_s%d", socket);
+	mp = rte_pktmbuf_pool_create(name, cfg->mbufs_per_socket, cfg->mbuf_cache, 0, room,
+				     socket);
 	if (mp == NULL && socket != 0) {
 		/* A socket without memory of its own (no hugepages there): use any socket's. */
 		ENGINE_LOG(WARNING, "no memory for an mbuf pool on NUMA socket %d: %s; using any "
 			   "socket (cross-socket traffic). Fix: reserve hugepages on node %d",
 			   socket, rte_strerror(rte_errno), socket);
 		mp = rte_pktmbuf_pool_create(name, cfg->mbufs_per_socket, cfg->mbuf_cache, 0,
-					     cfg->mbuf_data_room, SOCKET_ID_ANY);
+					     room, SOCKET_ID_ANY);
 	}
 	if (mp == NULL)
 		ENGINE_LOG(ERR, "cannot create an mbuf pool of %u mbufs of %u bytes: %s "
@@ -51,38 +53,52 @@ static struct rte_mempool *pool_create(int socket)
 	return mp;
 }
 
-struct rte_mempool *dpv_pool_get(int socket)
+static struct rte_mempool *pool_get(int socket, int ext)
 {
 	struct rte_mempool *mp;
 
 	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES)
 		socket = dpv_socket_of_caller();
-	mp = __atomic_load_n(&pools[socket], __ATOMIC_ACQUIRE);
+	mp = __atomic_load_n(&pools[ext][socket], __ATOMIC_ACQUIRE);
 	if (mp != NULL)
 		return mp;
 	pthread_mutex_lock(&pool_lock);
-	if (pools[socket] == NULL)
-		__atomic_store_n(&pools[socket], pool_create(socket), __ATOMIC_RELEASE);
-	mp = pools[socket];
+	if (pools[ext][socket] == NULL)
+		__atomic_store_n(&pools[ext][socket], pool_create(socket, ext), __ATOMIC_RELEASE);
+	mp = pools[ext][socket];
 	pthread_mutex_unlock(&pool_lock);
 	if (mp == NULL)
 		errno = ENOMEM;
 	return mp;
 }
 
+struct rte_mempool *dpv_pool_get(int socket)
+{
+	return pool_get(socket, 0);
+}
+
+struct rte_mempool *dpv_pool_ext_get(int socket)
+{
+	return pool_get(socket, 1);
+}
+
 void dpv_pools_release(void)
 {
 	pthread_mutex_lock(&pool_lock);
-	for (int i = 0; i < RTE_MAX_NUMA_NODES; i++) {
-		if (pools[i] != NULL) {
-			unsigned int in_use = rte_mempool_in_use_count(pools[i]);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < RTE_MAX_NUMA_NODES; i++) {
+			struct rte_mempool *mp = pools[k][i];
 
-			if (in_use != 0)
-				ENGINE_LOG(WARNING, "mbuf pool of socket %d still has %u mbufs in use at "
-					   "release", i, in_use);
-			rte_mempool_free(pools[i]);
-			pools[i] = NULL;
+			if (mp == NULL)
+				continue;
+			/* mbufs still out (a PMD that never freed them): keep the pool */
+			if (rte_mempool_in_use_count(mp) != 0) {
+				ENGINE_LOG(WARNING, "pool %s still has %u mbufs in use; not freed",
+					   mp->name, rte_mempool_in_use_count(mp));
+				continue;
+			}
+			rte_mempool_free(mp);
+			pools[k][i] = NULL;
 		}
-	}
 	pthread_mutex_unlock(&pool_lock);
 }

@@ -11,7 +11,7 @@
 
 #include "verbs_priv.h"
 
-RTE_LOG_REGISTER_SUFFIX(dpv_logtype_verbs, verbs, NOTICE);
+RTE_LOG_REGISTER(dpv_logtype_verbs, lib.dpverbs.verbs, NOTICE);
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dpv_device **devices;     /* every device ever seen; never freed while running */
@@ -431,7 +431,7 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	info->hw_offloads = 0;
 	info->sw_offloads = csum;
 	info->tx_done_cleanup = c->tx_done_cleanup;
-	info->zero_copy = false;    /* every send is copied into pool mbufs for now */
+	info->zero_copy = c->zero_copy;
 	ctx->dev->ops->port_queues(ctx->dev->port, &info->nb_tx_queues, &info->nb_rx_queues);
 	info->mtu = c->mtu;
 	info->max_frame = c->max_frame;

@@ -29,6 +29,7 @@ struct dpv_port_caps {
 	uint32_t max_tso;         /* largest TSO payload in hardware (0: none) */
 	uint32_t hw_offloads;     /* enum dpv_offload */
 	bool tx_done_cleanup;     /* rte_eth_tx_done_cleanup works */
+	bool zero_copy;           /* non-inline sends attach MR memory (no copy) */
 	bool needs_dma_map;       /* the device DMAs through an IOMMU map (PCI) */
 };
 
@@ -77,11 +78,12 @@ struct dpv_driver_ops {
 	/* A transmit queue for a QP (queues are shared when QPs outnumber them). */
 	int (*txq_attach)(struct dpv_port *port, struct dpv_txq **txq);
 	void (*txq_detach)(struct dpv_txq *txq);
-	/* Build the frame(s) of one WR at post time; inline data is copied here. */
+	/* Build the frame(s) of one WR at post time; inline data is copied here. The driver calls
+	 * dpv_tx_released(wr->wqe) once the frame holds no application memory any more: at once
+	 * for a copied frame, from the buffers' free callback for a zero-copy one. */
 	int (*tx_build)(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame);
 	/* Hand built frames to the hardware; returns how many it took, in order. */
-	uint16_t (*tx_burst)(struct dpv_txq *txq, void **frames, struct dpv_wqe **wqes,
-			     uint16_t n);
+	uint16_t (*tx_burst)(struct dpv_txq *txq, void **frames, uint16_t n);
 	/* Drop a built frame that will never be sent (flush). */
 	void (*tx_drop)(void *frame);
 	/* Ask the hardware to release transmitted buffers (progress while idle). */

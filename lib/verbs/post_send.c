@@ -29,10 +29,21 @@ static const uint8_t *frame_peek(struct dpv_qp *qp, const struct ibv_send_wr *wr
 	return buf;
 }
 
+/* Hold @mr until the WR completes (once per WR, however many SGEs name it). */
+static void hold_mr(struct dpv_wqe *w, struct dpv_mr *mr)
+{
+	for (uint8_t i = 0; i < w->nb_mr; i++)
+		if (w->mrs[i] == mr)
+			return;
+	w->mrs[w->nb_mr++] = mr;
+	__atomic_fetch_add(&mr->refs, 1, __ATOMIC_ACQUIRE);
+}
+
 /* The gather list as the driver sees it: zero-length SGEs dropped, non-inline SGEs checked
- * against their MR (a failure is an execution error, reported by a completion). */
-static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_tx_seg *seg,
-		  uint16_t *nseg)
+ * against their MR (a failure is an execution error, reported by a completion) and their MR
+ * held until the WR completes. */
+static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wqe *w,
+		  struct dpv_tx_seg *seg, uint16_t *nseg)
 {
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
 
@@ -40,12 +51,16 @@ static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_tx
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct ibv_sge *sge = &wr->sg_list[i];
 		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
+		struct dpv_mr *mr = NULL;
 
 		if (sge->length == 0)
 			continue;
-		if (!inl && dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length,
-					  &va) == NULL)
-			return IBV_WC_LOC_PROT_ERR;
+		if (!inl) {
+			mr = dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
+			if (mr == NULL)
+				return IBV_WC_LOC_PROT_ERR;
+			hold_mr(w, mr);
+		}
 		seg[*nseg].addr = va;
 		seg[(*nseg)++].len = sge->length;
 	}
@@ -65,10 +80,11 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 		.opcode = dpv_wr_wc_opcode(wr->opcode),
 		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
 		.byte_len = (uint32_t)dpv_wr_length(wr),
+		.mrs = w->mrs,
 	};
 	/* In SQE and ERR the WR is accepted and flushed by the next progress. */
 	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD) {
-		w->status = gather(qp, wr, seg, &twr.nseg);
+		w->status = gather(qp, wr, w, seg, &twr.nseg);
 		if (w->status == IBV_WC_SUCCESS) {
 			twr.len = w->byte_len;
 			twr.flags = (wr->send_flags & IBV_SEND_INLINE ? DPV_TX_INLINE : 0) |
@@ -86,6 +102,8 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 		sq->head++;
 		qp->tx_wrs++;
 		qp->tx_bytes += w->byte_len;
+	} else {
+		dpv_wqe_put_mrs(w);            /* not posted: let go of its MRs */
 	}
 	return rc;
 }

@@ -80,7 +80,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
-	rc = dpv_sq_init(&qp->sq, a->cap.max_send_wr);
+	rc = dpv_sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
 	if (rc != 0) {
 		free(qp);
 		return dpv_fail_ptr(rc);
@@ -135,12 +135,13 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct dpv_qp *qp = to_dqp(ibqp);
 	struct dpv_pd *pd;
 	struct dpv_context *ctx;
+	bool drained;
 
 	if (qp == NULL)
 		return EINVAL;
 	ctx = qp->ctx;
 	dpv_qp_lock(qp);
-	dpv_sq_reset(qp);
+	drained = dpv_sq_reset(qp);
 	dpv_qp_unlock(qp);
 	dpv_cq_detach_qp(qp->scq, qp);
 	if (qp->rcq != qp->scq)
@@ -151,11 +152,14 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)
 		__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
-	dpv_sq_fini(qp);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp--;
 	pthread_mutex_unlock(&ctx->lock);
-	free(qp);
+	/* A port that never gave back its buffers may still call back into the SQ. */
+	if (drained) {
+		dpv_sq_fini(qp);
+		free(qp);
+	}
 	return 0;
 }
 

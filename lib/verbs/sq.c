@@ -10,29 +10,50 @@
 #include <stdlib.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 
 #include "verbs_priv.h"
 
 #define BURST_MAX 64
 
-int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr)
+int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 {
 	sq->size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
 	sq->mask = sq->size - 1;
 	sq->max_wr = max_wr > 0 ? sq->size : 0;
+	sq->max_sge = max_sge > 0 ? max_sge : 1;
 	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
+	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
 	sq->head = sq->sent = sq->done = sq->freed = 0;
-	return sq->wqe == NULL ? -ENOMEM : 0;
+	if (sq->wqe == NULL || sq->mrs == NULL) {
+		free(sq->wqe);
+		free(sq->mrs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < sq->size; i++)
+		sq->wqe[i].mrs = dpv_sq_mrs(sq, i);
+	return 0;
 }
 
 void dpv_sq_fini(struct dpv_qp *qp)
 {
 	free(qp->sq.wqe);
+	free(qp->sq.mrs);
 	qp->sq.wqe = NULL;
+	qp->sq.mrs = NULL;
+}
+
+/* The WR no longer uses its MRs: they may be deregistered. */
+void dpv_wqe_put_mrs(struct dpv_wqe *w)
+{
+	for (uint8_t i = 0; i < w->nb_mr; i++)
+		__atomic_fetch_sub(&w->mrs[i]->refs, 1, __ATOMIC_RELEASE);
+	w->nb_mr = 0;
 }
 
 void dpv_tx_released(struct dpv_wqe *wqe)
 {
+	dpv_wqe_put_mrs(wqe);
 	__atomic_store_n(&wqe->released, 1, __ATOMIC_RELEASE);
 }
 
@@ -55,7 +76,7 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[n] = w;
 			frames[n++] = w->frame;
 		}
-		took = n ? qp->ctx->dev->ops->tx_burst(qp->txq, frames, wqes, n) : 0;
+		took = n ? qp->ctx->dev->ops->tx_burst(qp->txq, frames, n) : 0;
 		for (uint16_t i = 0; i < took; i++)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
@@ -65,7 +86,7 @@ static void sq_kick(struct dpv_qp *qp)
 		if (n == 0) {
 			/* the WR at sent failed when it executed (no frame) */
 			w = &sq->wqe[sq->sent & sq->mask];
-			w->released = 1;
+			dpv_tx_released(w);
 			sq->sent++;
 			qp->tx_errors++;
 			qp->state = qp->ibqp.state = IBV_QPS_SQE;
@@ -85,7 +106,7 @@ static void sq_flush_unsent(struct dpv_qp *qp)
 			qp->ctx->dev->ops->tx_drop(w->frame);
 		w->frame = NULL;
 		w->status = IBV_WC_WR_FLUSH_ERR;
-		w->released = 1;
+		dpv_tx_released(w);
 	}
 }
 
@@ -128,17 +149,37 @@ void dpv_sq_flush(struct dpv_qp *qp)
 	sq_complete(qp);
 }
 
-void dpv_sq_reset(struct dpv_qp *qp)
+/* Wait (bounded) until the driver released every WR it was handed. */
+static bool sq_wait_driver(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
 
-	for (uint32_t i = sq->sent; i != sq->head; i++) {
-		struct dpv_wqe *w = &sq->wqe[i & sq->mask];
+	for (int tries = 0; tries < 10000; tries++) {
+		uint32_t i = sq->done;
 
-		if (w->frame != NULL)
-			qp->ctx->dev->ops->tx_drop(w->frame);
-		w->frame = NULL;
+		while (i != sq->sent && __atomic_load_n(&sq->wqe[i & sq->mask].released,
+							__ATOMIC_ACQUIRE))
+			i++;
+		if (i == sq->sent)
+			return true;
+		qp->ctx->dev->ops->tx_reap(qp->txq);
+		rte_delay_us_sleep(100);
 	}
-	sq->head = sq->sent = sq->done = 0;
-	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
+	VERBS_LOG(WARNING, "QP %#x: the port still holds %u sent WRs after 1 s; their MRs stay "
+		  "referenced", qp->ibqp.qp_num, sq->sent - sq->done);
+	return false;
+}
+
+bool dpv_sq_reset(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+	bool drained;
+
+	sq_flush_unsent(qp);
+	drained = sq_wait_driver(qp);
+	if (drained) {
+		sq->head = sq->sent = sq->done = 0;
+		__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
+	}
+	return drained;
 }

@@ -193,6 +193,8 @@ struct dpv_wqe {
 	uint8_t signaled;
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
 	uint8_t released;          /* set by dpv_tx_released */
+	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
+	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
 };
 
 struct dpv_sq {
@@ -203,6 +205,8 @@ struct dpv_sq {
 	uint32_t sent;             /* next slot to hand to the driver */
 	uint32_t done;             /* next slot to complete */
 	uint32_t freed;            /* slots before it are free (advanced by ibv_poll_cq) */
+	uint32_t max_sge;
+	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
 };
 
 struct dpv_qp {
@@ -247,14 +251,22 @@ static inline void dpv_qp_unlock(struct dpv_qp *qp)
 int dpv_qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 			    enum ibv_qp_state next, int attr_mask);
 
-int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr);
+int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge);
+/* The MR slots of the WQE at @index. */
+static inline struct dpv_mr **dpv_sq_mrs(struct dpv_sq *sq, uint32_t index)
+{
+	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
+}
 void dpv_sq_fini(struct dpv_qp *qp);
+void dpv_wqe_put_mrs(struct dpv_wqe *w);
 /* Hand queued frames to the driver, reap, and write completions; QP lock held. */
 void dpv_sq_progress(struct dpv_qp *qp);
 /* Complete every WR not yet handed to the driver with FLUSH_ERR; QP lock held. */
 void dpv_sq_flush(struct dpv_qp *qp);
-/* Forget every WR (RESET): flush frames, free slots, no completion; QP lock held. */
-void dpv_sq_reset(struct dpv_qp *qp);
+/* Forget every WR (RESET): flush frames, wait for the driver to give back what it holds,
+ * free slots, no completion; QP lock held. Returns false if the driver kept buffers (then the
+ * SQ memory must not be freed). */
+bool dpv_sq_reset(struct dpv_qp *qp);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 
 /* Context op slots implemented in pd.c and qp.c. */

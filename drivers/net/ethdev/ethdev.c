@@ -8,42 +8,15 @@
 
 #include <rte_bus.h>
 #include <rte_dev.h>
+#include <rte_eal.h>
 #include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
 
-#include "dpv_driver.h"
-#include "dpv_engine.h"
-#include "dpv_offload.h"
-#include "dpverbs.h"
+#include "ethdev_priv.h"
 
-RTE_LOG_REGISTER_SUFFIX(ethdev_logtype, ethdev, NOTICE);
-#define PMD_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_ ## level, ethdev_logtype, "dpverbs ethdev: " fmt "\n", ##__VA_ARGS__)
-
-#define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
-			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
-
-struct dpv_txq {
-	struct dpv_port *port;
-	uint16_t qid;
-	int users;
-	rte_spinlock_t lock;       /* taken on every burst: QPs may share the queue */
-	struct rte_mempool *mp;
-};
-
-struct dpv_port {
-	uint16_t port_id;
-	bool present;              /* probed and not removed */
-	bool started;
-	char name[RTE_ETH_NAME_MAX_LEN];
-	char devargs[512];         /* to probe the port again after ports_close */
-	uint16_t nb_txq, nb_rxq;
-	struct dpv_txq txq[RTE_MAX_QUEUES_PER_PORT];
-	bool tx_done_cleanup;
-	uint64_t tx_offloads;      /* enabled at configure time */
-};
+RTE_LOG_REGISTER(dpv_ethdev_logtype, pmd.dpverbs.ethdev, NOTICE);
 
 static struct dpv_port ports[RTE_MAX_ETHPORTS];
 static int nb_ports = -1;      /* -1: not scanned yet */
@@ -142,6 +115,7 @@ static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 	caps->hw_offloads = offloads_from_dpdk(info.tx_offload_capa);
 	caps->max_tso = caps->hw_offloads & DPV_OFFLOAD_TCP_TSO ? 65535 : 0;
 	caps->tx_done_cleanup = p->tx_done_cleanup;
+	caps->zero_copy = p->zero_copy;
 	caps->needs_dma_map = strcmp(caps->bus, "pci") == 0;
 	return p;
 }
@@ -161,10 +135,11 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 {
 	const struct dpv_config *cfg = dpv_config();
 	struct rte_eth_conf conf = { 0 };
-	struct rte_mempool *mp = dpv_pool_get(rte_eth_dev_socket_id(p->port_id));
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	struct rte_mempool *mp = dpv_pool_get(socket), *ext_mp = dpv_pool_ext_get(socket);
 	int rc;
 
-	if (mp == NULL)
+	if (mp == NULL || ext_mp == NULL || dpv_eth_zc_pool_create(p, socket) != 0)
 		return -ENOMEM;
 	p->nb_txq = RTE_MIN(cfg->queues_per_port, (unsigned int)info->max_tx_queues);
 	p->nb_rxq = RTE_MIN(p->nb_txq, info->max_rx_queues);
@@ -175,13 +150,50 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 		rc = rte_eth_tx_queue_setup(p->port_id, q,
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL);
-		p->txq[q] = (struct dpv_txq){ .port = p, .qid = q, .mp = mp };
+		p->txq[q] = (struct dpv_txq){ .port = p, .qid = q, .mp = mp, .ext_mp = ext_mp,
+					      .zc_mp = p->zc_mp };
 		rte_spinlock_init(&p->txq[q].lock);
 	}
 	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
 		rc = rte_eth_rx_queue_setup(p->port_id, q, clamp_desc(cfg->rx_desc, &info->rx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL, mp);
 	return rc;
+}
+
+/* PMDs that free every mbuf inside tx_burst (or hand it to a peer that frees it): a sent
+ * buffer comes back without rte_eth_tx_done_cleanup. */
+static bool frees_in_burst(const char *driver)
+{
+	static const char *const pmds[] = { "net_null", "net_pcap", "net_tap", "net_af_packet",
+					    "net_memif", "net_ring" };
+
+	for (size_t i = 0; i < RTE_DIM(pmds); i++)
+		if (strcmp(driver, pmds[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Zero-copy needs the PMD to give buffers back on demand, and, for a device that DMAs,
+ * addresses that do not move (IOVA as VA); otherwise frames are copied. */
+static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info)
+{
+	bool dma = info->device != NULL && strcmp(rte_bus_name(rte_dev_bus(info->device)), "pci") == 0;
+
+	p->tx_done_cleanup = rte_eth_tx_done_cleanup(p->port_id, 0, 0) != -ENOTSUP;
+	p->iova_is_va = rte_eal_iova_mode() == RTE_IOVA_VA;
+	p->zero_copy = (p->tx_done_cleanup || frees_in_burst(info->driver_name)) &&
+		       (!dma || p->iova_is_va);
+	p->max_segs = RTE_MIN(info->tx_desc_lim.nb_seg_max ? info->tx_desc_lim.nb_seg_max : 1,
+			      info->tx_desc_lim.nb_mtu_seg_max ? info->tx_desc_lim.nb_mtu_seg_max :
+			      UINT16_MAX);
+	if (!(p->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) && strcmp(info->driver_name, "net_null"))
+		p->max_segs = RTE_MIN(p->max_segs, 1);
+	if (!p->zero_copy)
+		PMD_LOG(INFO, "port %s (%s): sends are copied (%s)", p->name, info->driver_name,
+			p->tx_done_cleanup || frees_in_burst(info->driver_name) ?
+			"IOVA as PA: application memory may move" :
+			"the PMD frees sent buffers only in a later tx_burst and has no "
+			"rte_eth_tx_done_cleanup");
 }
 
 static int eth_port_start(struct dpv_port *p)
@@ -201,7 +213,7 @@ static int eth_port_start(struct dpv_port *p)
 			info.driver_name, rte_strerror(-rc));
 		return rc;
 	}
-	p->tx_done_cleanup = rte_eth_tx_done_cleanup(p->port_id, 0, 0) != -ENOTSUP;
+	port_tx_mode(p, &info);
 	p->started = true;
 	return 0;
 }
@@ -234,6 +246,7 @@ static void eth_ports_close(void)
 		else
 			rte_eth_dev_close(p->port_id);
 		p->present = false;
+		dpv_eth_zc_pool_free(p);
 	}
 	if (nb_ports > 0)
 		ports_closed = true;
@@ -277,94 +290,6 @@ static void eth_txq_detach(struct dpv_txq *txq)
 	txq->users--;
 }
 
-/* Copy the gather list into a chain of pool mbufs. */
-static int copy_frame(struct dpv_txq *txq, const struct dpv_tx_wr *wr, struct rte_mbuf **frame)
-{
-	struct rte_mbuf *head = NULL, *m = NULL;
-	uint16_t s = 0;
-	uint32_t off = 0;
-
-	do {
-		struct rte_mbuf *n = rte_pktmbuf_alloc(txq->mp);
-
-		if (n == NULL) {
-			rte_pktmbuf_free(head);
-			return -ENOMEM;
-		}
-		if (head == NULL)
-			head = n;
-		else if (rte_pktmbuf_chain(head, n) != 0) {
-			rte_pktmbuf_free(n);
-			rte_pktmbuf_free(head);
-			return -EMSGSIZE;
-		}
-		m = n;
-		while (s < wr->nseg && rte_pktmbuf_tailroom(m) > 0) {
-			uint32_t take = RTE_MIN(wr->seg[s].len - off, (uint32_t)rte_pktmbuf_tailroom(m));
-
-			memcpy(rte_pktmbuf_mtod_offset(m, char *, m->data_len),
-			       (const char *)wr->seg[s].addr + off, take);
-			m->data_len += take;
-			off += take;
-			if (off == wr->seg[s].len) {
-				s++;
-				off = 0;
-			}
-		}
-	} while (s < wr->nseg);
-	head->pkt_len = 0;
-	for (m = head; m != NULL; m = m->next)
-		head->pkt_len += m->data_len;
-	*frame = head;
-	return 0;
-}
-
-static int eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame)
-{
-	struct rte_mbuf *m;
-	struct dpv_hdr_info info;
-	int rc;
-
-	if (wr->flags & DPV_TX_TSO)
-		return -EOPNOTSUPP;          /* TSO segmentation is not built yet */
-	rc = copy_frame(txq, wr, &m);
-	if (rc != 0)
-		return rc;
-	if (wr->flags & DPV_TX_IP_CSUM) {
-		dpv_hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
-		dpv_sw_csum(m, &info);
-	}
-	*frame = m;
-	return 0;
-}
-
-static uint16_t eth_tx_burst(struct dpv_txq *txq, void **frames, struct dpv_wqe **wqes, uint16_t n)
-{
-	uint16_t sent;
-
-	rte_spinlock_lock(&txq->lock);
-	sent = rte_eth_tx_burst(txq->port->port_id, txq->qid, (struct rte_mbuf **)frames, n);
-	rte_spinlock_unlock(&txq->lock);
-	/* Copied frames hold no application memory: the WR is done once the port took it. */
-	for (uint16_t i = 0; i < sent; i++)
-		dpv_tx_released(wqes[i]);
-	return sent;
-}
-
-static void eth_tx_drop(void *frame)
-{
-	rte_pktmbuf_free(frame);
-}
-
-static void eth_tx_reap(struct dpv_txq *txq)
-{
-	if (!txq->port->tx_done_cleanup)
-		return;
-	rte_spinlock_lock(&txq->lock);
-	rte_eth_tx_done_cleanup(txq->port->port_id, txq->qid, 0);
-	rte_spinlock_unlock(&txq->lock);
-}
-
 static int eth_dma_map(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)
 {
 	struct rte_eth_dev_info info;
@@ -397,10 +322,10 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.port_queues = eth_port_queues,
 	.txq_attach = eth_txq_attach,
 	.txq_detach = eth_txq_detach,
-	.tx_build = eth_tx_build,
-	.tx_burst = eth_tx_burst,
-	.tx_drop = eth_tx_drop,
-	.tx_reap = eth_tx_reap,
+	.tx_build = dpv_eth_tx_build,
+	.tx_burst = dpv_eth_tx_burst,
+	.tx_drop = dpv_eth_tx_drop,
+	.tx_reap = dpv_eth_tx_reap,
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
 };

@@ -1,0 +1,59 @@
+/* The ethdev driver's port and queue state, shared by its port (ethdev.c) and transmit
+ * (ethdev_tx.c) halves. Private to the driver. */
+#ifndef DPV_ETHDEV_PRIV_H
+#define DPV_ETHDEV_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_spinlock.h>
+
+#include "dpv_driver.h"
+#include "dpv_engine.h"
+#include "dpv_offload.h"
+#include "dpverbs.h"
+
+extern int dpv_ethdev_logtype;
+#define PMD_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpv_ethdev_logtype, "dpverbs ethdev: " fmt "\n", ##__VA_ARGS__)
+
+#define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
+			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
+
+struct dpv_txq {
+	struct dpv_port *port;
+	uint16_t qid;
+	int users;
+	rte_spinlock_t lock;       /* taken on every burst: QPs may share the queue */
+	struct rte_mempool *mp;    /* mbufs with data room: copies and headers */
+	struct rte_mempool *ext_mp; /* mbufs without data room: attached to MR memory */
+	struct rte_mempool *zc_mp; /* zero-copy contexts (shared info + the WR) */
+};
+
+struct dpv_port {
+	uint16_t port_id;
+	bool present;              /* probed and not removed */
+	bool started;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	char devargs[512];         /* to probe the port again after ports_close */
+	uint16_t nb_txq, nb_rxq;
+	struct dpv_txq txq[RTE_MAX_QUEUES_PER_PORT];
+	bool tx_done_cleanup;      /* rte_eth_tx_done_cleanup works */
+	bool zero_copy;            /* sends attach MR memory instead of copying it */
+	bool iova_is_va;           /* buffer iova = its virtual address */
+	uint16_t max_segs;         /* mbuf segments a frame may have */
+	uint64_t tx_offloads;      /* enabled at configure time */
+	struct rte_mempool *zc_mp;
+};
+
+/* Transmit ops (ethdev_tx.c). */
+int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame);
+uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n);
+void dpv_eth_tx_drop(void *frame);
+void dpv_eth_tx_reap(struct dpv_txq *txq);
+/* Create the port's zero-copy context pool; free it once every context came back. */
+int dpv_eth_zc_pool_create(struct dpv_port *p, int socket);
+void dpv_eth_zc_pool_free(struct dpv_port *p);
+
+#endif
