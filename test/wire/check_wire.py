@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Compare the frames of a pcap file (read with scapy) with an expectation file.
+
+Each expectation line is "raw <hex>": the frame must be exactly these bytes; or
+"csum <hex>": these bytes with the IPv4 header and TCP/UDP checksums scapy computes (the
+checksum fields are compared modulo the one's-complement equivalence of 0 and 0xFFFF for TCP
+and IPv4). Prints one line per failure and "N passed, N failed" for the frames."""
+import sys
+
+from scapy.all import IP, IPv6, TCP, UDP, Ether, rdpcap
+
+
+def with_checksums(raw):
+    pkt = Ether(raw)
+    for layer in (IP, TCP, UDP):
+        if layer in pkt:
+            del pkt[layer].chksum
+    return bytes(Ether(bytes(pkt)))
+
+
+def same_modulo_ffff(a, b):
+    if len(a) != len(b):
+        return False
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    if not diff:
+        return True
+    pkt = Ether(a)
+    # allowed: a TCP or IPv4 checksum field written as 0x0000 where 0xFFFF is computed, or back
+    offsets = []
+    if IP in pkt:
+        l3 = len(pkt) - len(pkt[IP])
+        offsets.append(l3 + 10)
+        if TCP in pkt:
+            offsets.append(len(pkt) - len(pkt[TCP]) + 16)
+    if IPv6 in pkt and TCP in pkt:
+        offsets.append(len(pkt) - len(pkt[TCP]) + 16)
+    for off in offsets:
+        pair = {bytes(a[off:off + 2]), bytes(b[off:off + 2])}
+        if pair == {b"\x00\x00", b"\xff\xff"}:
+            diff = [i for i in diff if i not in (off, off + 1)]
+    return not diff
+
+
+def main():
+    frames = [bytes(p) for p in rdpcap(sys.argv[1])]
+    expected = [line.split() for line in open(sys.argv[2]) if line.strip()]
+    passed = failed = 0
+    if len(frames) != len(expected):
+        print(f"FAIL: {len(frames)} frames on the wire, {len(expected)} expected")
+        failed += 1
+    for i, (exp, got) in enumerate(zip(expected, frames)):
+        kind, data = exp[0], bytes.fromhex(exp[1])
+        want = data if kind == "raw" else with_checksums(data)
+        if (kind == "raw" and got == want) or (kind == "csum" and same_modulo_ffff(got, want)):
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAIL: frame {i}: expected {kind} {want.hex()}\n      got          {got.hex()}")
+    print(f"wire: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
