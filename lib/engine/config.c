@@ -28,6 +28,7 @@ static const struct config_key keys[] = {
 	KEY(max_cqe, 1, 1u << 24),
 	KEY(max_mr, 16, 1u << 24),
 	KEY(mr_dma_map, 0, 2),
+	KEY(tx_copy_max, 0, 65535),
 };
 
 void dpv_config_defaults(struct dpv_config *cfg)
@@ -45,6 +46,7 @@ void dpv_config_defaults(struct dpv_config *cfg)
 		.max_cqe = 262144,
 		.max_mr = 65536,
 		.mr_dma_map = 1,
+		.tx_copy_max = 256,
 	};
 }
 

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
+
 #include "verbs_priv.h"
 
 #define PEEK_LEN 22     /* Ethernet + two VLAN tags + the next ethertype */
@@ -29,21 +31,20 @@ static const uint8_t *frame_peek(struct dpv_qp *qp, const struct ibv_send_wr *wr
 	return buf;
 }
 
-/* Hold @mr until the WR completes (once per WR, however many SGEs name it). */
-static void hold_mr(struct dpv_wqe *w, struct dpv_mr *mr)
+/* Note @mr among the WR's MRs (once, however many SGEs name it). */
+static void note_mr(struct dpv_wqe *w, uint8_t *nb, struct dpv_mr *mr)
 {
-	for (uint8_t i = 0; i < w->nb_mr; i++)
+	for (uint8_t i = 0; i < *nb; i++)
 		if (w->mrs[i] == mr)
 			return;
-	w->mrs[w->nb_mr++] = mr;
-	__atomic_fetch_add(&mr->refs, 1, __ATOMIC_ACQUIRE);
+	w->mrs[(*nb)++] = mr;
 }
 
 /* The gather list as the driver sees it: zero-length SGEs dropped, non-inline SGEs checked
- * against their MR (a failure is an execution error, reported by a completion) and their MR
- * held until the WR completes. */
+ * against their MR (a failure is an execution error, reported by a completion) and their MRs
+ * noted in w->mrs (@nb_mr of them). */
 static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wqe *w,
-		  struct dpv_tx_seg *seg, uint16_t *nseg)
+		  struct dpv_tx_seg *seg, uint16_t *nseg, uint8_t *nb_mr)
 {
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
 
@@ -51,15 +52,15 @@ static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wq
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct ibv_sge *sge = &wr->sg_list[i];
 		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
-		struct dpv_mr *mr = NULL;
+		struct dpv_mr *mr;
 
 		if (sge->length == 0)
 			continue;
 		if (!inl) {
 			mr = dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
-			if (mr == NULL)
+			if (unlikely(mr == NULL))
 				return IBV_WC_LOC_PROT_ERR;
-			hold_mr(w, mr);
+			note_mr(w, nb_mr, mr);
 		}
 		seg[*nseg].addr = va;
 		seg[(*nseg)++].len = sge->length;
@@ -67,24 +68,36 @@ static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wq
 	return IBV_WC_SUCCESS;
 }
 
-static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+/* A frame that still points into MRs holds them until the driver releases it (so that
+ * ibv_dereg_mr says EBUSY meanwhile); a copied one was released while it was built. */
+static void hold_mrs(struct dpv_wqe *w, uint8_t nb_mr)
+{
+	if (__atomic_load_n(&w->released, __ATOMIC_ACQUIRE))
+		return;
+	for (uint8_t i = 0; i < nb_mr; i++)
+		__atomic_fetch_add(&w->mrs[i]->refs, 1, __ATOMIC_ACQUIRE);
+	w->nb_mr = nb_mr;
+}
+
+static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct dpv_wqe *w = &sq->wqe[sq->head & sq->mask];
 	struct dpv_tx_seg seg[32];
 	struct dpv_tx_wr twr = { .seg = seg, .wqe = w };
+	uint8_t nb_mr = 0;
 	int rc = 0;
 
 	*w = (struct dpv_wqe){
 		.wr_id = wr->wr_id,
 		.opcode = dpv_wr_wc_opcode(wr->opcode),
 		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
-		.byte_len = (uint32_t)dpv_wr_length(wr),
+		.byte_len = len,
 		.mrs = w->mrs,
 	};
 	/* In SQE and ERR the WR is accepted and flushed by the next progress. */
 	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD) {
-		w->status = gather(qp, wr, w, seg, &twr.nseg);
+		w->status = gather(qp, wr, w, seg, &twr.nseg, &nb_mr);
 		if (w->status == IBV_WC_SUCCESS) {
 			twr.len = w->byte_len;
 			twr.flags = (wr->send_flags & IBV_SEND_INLINE ? DPV_TX_INLINE : 0) |
@@ -96,14 +109,14 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 				twr.mss = wr->tso.mss;
 			}
 			rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
+			if (rc == 0)
+				hold_mrs(w, nb_mr);
 		}
 	}
 	if (rc == 0) {
 		sq->head++;
 		qp->tx_wrs++;
 		qp->tx_bytes += w->byte_len;
-	} else {
-		dpv_wqe_put_mrs(w);            /* not posted: let go of its MRs */
 	}
 	return rc;
 }
@@ -113,18 +126,23 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	uint8_t peek[PEEK_LEN];
 	const uint8_t *l2 = NULL;
 	uint32_t l2_len = 0;
-	int rc = dpv_wr_check_basic(&qp->lim, wr);
+	uint64_t len = 0;
+	int rc;
 
-	if (rc != 0)
+	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
+		len = dpv_wr_length(wr);
+	rc = dpv_wr_check_basic(&qp->lim, wr, len);
+	if (unlikely(rc != 0))
 		return rc;
-	if (qp->sq.head - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >= qp->sq.max_wr)
+	if (unlikely(qp->sq.head - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
+		     qp->sq.max_wr))
 		return -ENOMEM;
-	if (qp->type == IBV_QPT_RAW_PACKET && wr->opcode == IBV_WR_SEND &&
-	    dpv_wr_length(wr) > qp->lim.max_frame)
+	if (unlikely(len > qp->lim.max_frame) && qp->type == IBV_QPT_RAW_PACKET &&
+	    wr->opcode == IBV_WR_SEND)
 		l2 = frame_peek(qp, wr, peek, &l2_len);
-	rc = dpv_wr_check_shape(&qp->lim, wr, l2, l2_len);
-	if (rc == 0)
-		rc = sq_post_one(qp, wr);
+	rc = dpv_wr_check_shape(&qp->lim, wr, len, l2, l2_len);
+	if (likely(rc == 0))
+		rc = sq_post_one(qp, wr, (uint32_t)len);
 	return rc;
 }
 

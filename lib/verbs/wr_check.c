@@ -57,7 +57,8 @@ uint64_t dpv_wr_length(const struct ibv_send_wr *wr)
 	return len;
 }
 
-int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr)
+int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+		       uint64_t len)
 {
 	const struct opcode_rule *r = rule_of(lim, wr->opcode);
 	unsigned int f = wr->send_flags;
@@ -75,7 +76,7 @@ int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > lim->max_send_sge ||
 	    (wr->num_sge > 0 && wr->sg_list == NULL))
 		return -EINVAL;
-	if ((f & IBV_SEND_INLINE) && dpv_wr_length(wr) > lim->max_inline_data)
+	if ((f & IBV_SEND_INLINE) && len > lim->max_inline_data)
 		return -EINVAL;
 	return 0;
 }
@@ -91,34 +92,31 @@ static unsigned int vlan_tags(const uint8_t *l2, uint32_t len)
 	return info.vlans;
 }
 
-static int check_tso(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr)
+static int check_tso(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr, uint64_t len)
 {
 	struct dpv_hdr_info info;
 
 	if (wr->tso.hdr == NULL || wr->tso.hdr_sz < ETH_HLEN || wr->tso.hdr_sz > lim->max_tso_header ||
-	    wr->tso.mss == 0 || dpv_wr_length(wr) > lim->max_tso)
+	    wr->tso.mss == 0 || len > lim->max_tso)
 		return -EINVAL;
 	return dpv_tso_hdr_check(wr->tso.hdr, wr->tso.hdr_sz, &info);
 }
 
 int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
-		       const uint8_t *l2, uint32_t l2_len)
+		       uint64_t len, const uint8_t *l2, uint32_t l2_len)
 {
-	const struct opcode_rule *r = rule_of(lim, wr->opcode);
-	uint64_t len;
-
-	if (r == NULL)
-		return -EINVAL;
-	if (wr->opcode == IBV_WR_TSO)
-		return check_tso(lim, wr);
-	if (r->atomic)
-		return dpv_wr_length(wr) != 8 || (wr->wr.atomic.remote_addr & 7) ? -EINVAL : 0;
 	if (lim->qp_type == IBV_QPT_RAW_PACKET && wr->opcode == IBV_WR_SEND) {
-		len = dpv_wr_length(wr);
 		if (len < ETH_HLEN ||
 		    len > lim->max_frame + VLAN_HLEN * (uint64_t)vlan_tags(l2, l2_len))
 			return -EINVAL;
+		return 0;
 	}
+	if (wr->opcode == IBV_WR_TSO)
+		return check_tso(lim, wr, len);
+	if (rule_of(lim, wr->opcode) == NULL)
+		return -EINVAL;
+	if (opcodes[wr->opcode].atomic)
+		return len != 8 || (wr->wr.atomic.remote_addr & 7) ? -EINVAL : 0;
 	return 0;
 }
 

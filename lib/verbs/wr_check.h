@@ -18,13 +18,15 @@ struct dpv_wr_limits {
 	bool ip_csum;              /* the device offers IP_CSUM for this QP type */
 };
 
-/* Opcode, flags and gather-list checks (the rows before "SQ full"). */
-int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr);
+/* Opcode, flags and gather-list checks (the rows before "SQ full"). @len is
+ * dpv_wr_length(wr), valid only when the gather list is (num_sge within bounds). */
+int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+		       uint64_t len);
 
 /* Frame size, TSO header and atomic operand checks (the rows after "SQ full"). @l2 holds the
  * frame's first @l2_len bytes (to count VLAN tags), or NULL when they cannot be read. */
 int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
-		       const uint8_t *l2, uint32_t l2_len);
+		       uint64_t len, const uint8_t *l2, uint32_t l2_len);
 
 /* The completion opcode of a send opcode (IBV_WC_SEND, IBV_WC_TSO ...). */
 enum ibv_wc_opcode dpv_wr_wc_opcode(enum ibv_wr_opcode opcode);

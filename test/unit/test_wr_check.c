@@ -46,7 +46,7 @@ static void check_opcodes(void)
 			struct ibv_send_wr wr = { .opcode = man_table[r].op, .sg_list = &sge,
 						  .num_sge = 1 };
 
-			CHECK_EQ(dpv_wr_check_basic(&l, &wr), man_table[r].ok[t] ? 0 : -EINVAL);
+			CHECK_EQ(dpv_wr_check_basic(&l, &wr, dpv_wr_length(&wr)), man_table[r].ok[t] ? 0 : -EINVAL);
 		}
 }
 
@@ -59,7 +59,7 @@ static int basic(int t, enum ibv_wr_opcode op, unsigned int flags, int num_sge, 
 
 	for (int i = 0; i < 8; i++)
 		sge[i] = (struct ibv_sge){ (uintptr_t)data, len, 1 };
-	return dpv_wr_check_basic(&l, &wr);
+	return dpv_wr_check_basic(&l, &wr, num_sge >= 0 && num_sge <= 8 ? dpv_wr_length(&wr) : 0);
 }
 
 static void check_flags(void)
@@ -108,7 +108,7 @@ static int shape(int t, struct ibv_send_wr *wr, int vlans)
 		l2[13 + 4 * i] = 0x00;
 	}
 	l2[12 + 4 * vlans] = 0x08;
-	return dpv_wr_check_shape(&l, wr, l2, sizeof(l2));
+	return dpv_wr_check_shape(&l, wr, dpv_wr_length(wr), l2, sizeof(l2));
 }
 
 static void check_frame_size(void)
@@ -162,7 +162,7 @@ static void check_tso(void)
 		struct dpv_wr_limits l = lim(RAW);
 
 		l.max_tso_header = 40;
-		CHECK_EQ(dpv_wr_check_shape(&l, &wr, NULL, 0), -EINVAL);   /* > max_tso_header */
+		CHECK_EQ(dpv_wr_check_shape(&l, &wr, dpv_wr_length(&wr), NULL, 0), -EINVAL);
 	}
 }
 

@@ -264,15 +264,16 @@ static void ip_csum(void)
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
-/* SQD holds sends back; ERR flushes them; RTS sends them; destroy and dereg with WRs queued. */
+/* SQD holds sends back; ERR flushes them; RTS sends them; destroy and dereg with WRs queued.
+ * 1000-byte frames: larger than tx_copy_max, so they point into the MR until sent. */
 static void queued_and_flushed(void)
 {
 	struct ibv_qp *qp = new_qp(1, 0);
 	struct ibv_mr *m2 = ibv_reg_mr(pd, buf + 400000, 4096, 0);
-	struct ibv_sge s = { (uintptr_t)buf + 400000, 120, m2->lkey };
+	struct ibv_sge s = { (uintptr_t)buf + 400000, 1000, m2->lkey };
 	struct ibv_wc wc[4];
 
-	make_frame(buf + 400000, 120, 8);
+	make_frame(buf + 400000, 1000, 8);
 	CHECK_EQ(test_qp_to(qp, IBV_QPS_SQD), 0);
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ(post1(qp, 80 + i, &s, 1, IBV_SEND_SIGNALED), 0);
@@ -295,8 +296,8 @@ static void queued_and_flushed(void)
 	CHECK_EQ(test_qp_to(qp, IBV_QPS_RTS), 0);        /* sends what SQD held */
 	CHECK_EQ(test_poll(cq, wc, 2), 2);
 	CHECK(wc[0].wr_id == 84 && wc[1].wr_id == 85 && wc[1].status == IBV_WC_SUCCESS);
-	expect_frame("raw", buf + 400000, 120);
-	expect_frame("raw", buf + 400000, 120);
+	expect_frame("raw", buf + 400000, 1000);
+	expect_frame("raw", buf + 400000, 1000);
 
 	CHECK_EQ(test_qp_to(qp, IBV_QPS_SQD), 0);
 	CHECK_EQ(post1(qp, 86, &s, 1, IBV_SEND_SIGNALED), 0);

@@ -12,6 +12,7 @@
 #include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_malloc.h>
 #include <rte_spinlock.h>
 
 #include "ethdev_priv.h"
@@ -143,6 +144,8 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 		return -ENOMEM;
 	p->nb_txq = RTE_MIN(cfg->queues_per_port, (unsigned int)info->max_tx_queues);
 	p->nb_rxq = RTE_MIN(p->nb_txq, info->max_rx_queues);
+	p->mp = mp;
+	p->ext_mp = ext_mp;
 	p->tx_offloads = info->tx_offload_capa & (HW_TX_OFFLOADS | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
 	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
@@ -150,8 +153,7 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 		rc = rte_eth_tx_queue_setup(p->port_id, q,
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL);
-		p->txq[q] = (struct dpv_txq){ .port = p, .qid = q, .mp = mp, .ext_mp = ext_mp,
-					      .zc_mp = p->zc_mp };
+		p->txq[q] = (struct eth_queue){ .qid = q };
 		rte_spinlock_init(&p->txq[q].lock);
 	}
 	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
@@ -270,24 +272,36 @@ static void eth_port_queues(struct dpv_port *p, uint16_t *nb_tx, uint16_t *nb_rx
 	*nb_rx = p->nb_rxq;
 }
 
-/* The least shared queue of the port. */
+/* A handle on the least shared queue of the port. */
 static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 {
-	struct dpv_txq *best = NULL;
+	struct eth_queue *best = NULL;
+	struct dpv_txq *t;
 
 	for (uint16_t q = 0; q < p->nb_txq; q++)
 		if (best == NULL || p->txq[q].users < best->users)
 			best = &p->txq[q];
 	if (best == NULL)
 		return -ENODEV;
+	t = rte_zmalloc_socket("dpv_txq", sizeof(*t), RTE_CACHE_LINE_SIZE,
+			       rte_eth_dev_socket_id(p->port_id));
+	if (t == NULL)
+		return -ENOMEM;
+	*t = (struct dpv_txq){ .port = p, .q = best, .mp = p->mp, .ext_mp = p->ext_mp,
+			       .zc_mp = p->zc_mp,
+			       .small_max = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM,
+			       .copy_max = dpv_config()->tx_copy_max };
 	best->users++;
-	*txq = best;
+	*txq = t;
 	return 0;
 }
 
 static void eth_txq_detach(struct dpv_txq *txq)
 {
-	txq->users--;
+	if (txq->nb_stash)
+		rte_pktmbuf_free_bulk(txq->stash, txq->nb_stash);
+	txq->q->users--;
+	rte_free(txq);
 }
 
 static int eth_dma_map(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)

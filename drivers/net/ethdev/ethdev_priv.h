@@ -21,14 +21,27 @@ extern int dpv_ethdev_logtype;
 #define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
 			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
 
-struct dpv_txq {
-	struct dpv_port *port;
+/* A port transmit queue, shared by the QPs attached to it. */
+struct eth_queue {
 	uint16_t qid;
 	int users;
 	rte_spinlock_t lock;       /* taken on every burst: QPs may share the queue */
+};
+
+#define TXQ_STASH 64
+
+/* One QP's handle on a transmit queue: what it builds frames with. Used under the QP's lock
+ * (or by its one thread), so the mbuf stash needs no lock of its own. */
+struct dpv_txq {
+	struct dpv_port *port;
+	struct eth_queue *q;
 	struct rte_mempool *mp;    /* mbufs with data room: copies and headers */
 	struct rte_mempool *ext_mp; /* mbufs without data room: attached to MR memory */
 	struct rte_mempool *zc_mp; /* zero-copy contexts (shared info + the WR) */
+	uint32_t small_max;        /* frames up to this size fit one mbuf of mp */
+	uint32_t copy_max;         /* non-inline frames up to this size are copied anyway */
+	uint16_t nb_stash;
+	struct rte_mbuf *stash[TXQ_STASH];   /* mbufs taken from mp in bulk */
 };
 
 struct dpv_port {
@@ -38,7 +51,8 @@ struct dpv_port {
 	char name[RTE_ETH_NAME_MAX_LEN];
 	char devargs[512];         /* to probe the port again after ports_close */
 	uint16_t nb_txq, nb_rxq;
-	struct dpv_txq txq[RTE_MAX_QUEUES_PER_PORT];
+	struct eth_queue txq[RTE_MAX_QUEUES_PER_PORT];
+	struct rte_mempool *mp, *ext_mp;
 	bool tx_done_cleanup;      /* rte_eth_tx_done_cleanup works */
 	bool zero_copy;            /* sends attach MR memory instead of copying it */
 	bool iova_is_va;           /* buffer iova = its virtual address */

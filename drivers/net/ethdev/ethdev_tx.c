@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 #include <rte_mempool.h>
 
 #include "ethdev_priv.h"
@@ -41,6 +43,17 @@ static uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 	return take;
 }
 
+/* An mbuf from the QP's stash, refilled from the pool in bulk. */
+static inline struct rte_mbuf *txq_mbuf(struct dpv_txq *txq)
+{
+	if (unlikely(txq->nb_stash == 0)) {
+		if (rte_pktmbuf_alloc_bulk(txq->mp, txq->stash, TXQ_STASH) != 0)
+			return rte_pktmbuf_alloc(txq->mp);
+		txq->nb_stash = TXQ_STASH;
+	}
+	return txq->stash[--txq->nb_stash];
+}
+
 /* Copy @len bytes from the cursor into a chain of pool mbufs. */
 static int copy_bytes(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **out)
 {
@@ -51,7 +64,7 @@ static int copy_bytes(struct dpv_txq *txq, struct cursor *c, uint32_t len, struc
 		uint32_t take;
 
 		if (m == NULL || rte_pktmbuf_tailroom(m) == 0) {
-			struct rte_mbuf *n = rte_pktmbuf_alloc(txq->mp);
+			struct rte_mbuf *n = txq_mbuf(txq);
 
 			if (n == NULL || (head != NULL && rte_pktmbuf_chain(head, n) != 0)) {
 				rte_pktmbuf_free(n);
@@ -118,11 +131,11 @@ static int attach_rest(struct dpv_txq *txq, struct cursor *c, struct rte_mbuf **
 	for (uint16_t i = 0; i < n; i++) {
 		const uint8_t *p;
 		uint32_t len = cursor_take(c, PIECE_MAX, &p);
-		rte_iova_t iova = txq->port->iova_is_va ? (rte_iova_t)(uintptr_t)p :
-				  rte_mem_virt2iova(p);
 
-		rte_pktmbuf_attach_extbuf(mb[i], (void *)(uintptr_t)p, iova, (uint16_t)len,
-					  &z->shinfo);
+		/* Zero-copy runs only where the iova is the address: IOVA as VA, or a vdev that
+		 * does no DMA (port_tx_mode). */
+		rte_pktmbuf_attach_extbuf(mb[i], (void *)(uintptr_t)p, (rte_iova_t)(uintptr_t)p,
+					  (uint16_t)len, &z->shinfo);
 		mb[i]->data_len = (uint16_t)len;
 		mb[i]->pkt_len = len;
 		if (*head == NULL)
@@ -153,11 +166,26 @@ static void peek_headers(const struct dpv_tx_wr *wr, struct dpv_hdr_info *info)
 static uint32_t copy_length(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 			    struct dpv_hdr_info *info)
 {
-	if ((wr->flags & DPV_TX_INLINE) || !txq->port->zero_copy)
+	if ((wr->flags & DPV_TX_INLINE) || !txq->port->zero_copy || wr->len <= txq->copy_max)
 		return wr->len;
 	if (!(wr->flags & DPV_TX_IP_CSUM))
 		return 0;
 	return (uint32_t)info->l2_len + info->l3_len + info->l4_len;
+}
+
+/* The common small frame: one SGE copied into one mbuf. */
+static inline int copy_small(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+			     struct rte_mbuf **out)
+{
+	struct rte_mbuf *m = txq_mbuf(txq);
+
+	if (unlikely(m == NULL))
+		return -ENOMEM;
+	rte_memcpy(rte_pktmbuf_mtod(m, void *), wr->seg[0].addr, wr->len);
+	m->data_len = (uint16_t)wr->len;
+	m->pkt_len = wr->len;
+	*out = m;
+	return 0;
 }
 
 static int build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, uint32_t copy_len,
@@ -189,7 +217,10 @@ int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 	if (wr->flags & DPV_TX_IP_CSUM)
 		peek_headers(wr, &info);
 	copy_len = copy_length(txq, wr, &info);
-	rc = build(txq, wr, copy_len, &m);
+	if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txq->small_max)
+		rc = copy_small(txq, wr, &m);
+	else
+		rc = build(txq, wr, copy_len, &m);
 	if (rc == -ENOBUFS || rc == -E2BIG)
 		rc = build(txq, wr, copy_len = wr->len, &m);
 	if (rc != 0)
@@ -207,9 +238,9 @@ uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n)
 {
 	uint16_t sent;
 
-	rte_spinlock_lock(&txq->lock);
-	sent = rte_eth_tx_burst(txq->port->port_id, txq->qid, (struct rte_mbuf **)frames, n);
-	rte_spinlock_unlock(&txq->lock);
+	rte_spinlock_lock(&txq->q->lock);
+	sent = rte_eth_tx_burst(txq->port->port_id, txq->q->qid, (struct rte_mbuf **)frames, n);
+	rte_spinlock_unlock(&txq->q->lock);
 	return sent;
 }
 
@@ -222,9 +253,9 @@ void dpv_eth_tx_reap(struct dpv_txq *txq)
 {
 	if (!txq->port->tx_done_cleanup)
 		return;
-	rte_spinlock_lock(&txq->lock);
-	rte_eth_tx_done_cleanup(txq->port->port_id, txq->qid, 0);
-	rte_spinlock_unlock(&txq->lock);
+	rte_spinlock_lock(&txq->q->lock);
+	rte_eth_tx_done_cleanup(txq->port->port_id, txq->q->qid, 0);
+	rte_spinlock_unlock(&txq->q->lock);
 }
 
 int dpv_eth_zc_pool_create(struct dpv_port *p, int socket)
