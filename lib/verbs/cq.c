@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -34,6 +36,7 @@ DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 	ch->ibch.context = context;
 	pthread_mutex_init(&ch->lock, NULL);
 	TAILQ_INIT(&ch->fired);
+	TAILQ_INIT(&ch->cqs);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_channel++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -106,8 +109,14 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	cq->ibcq.cqe = cqe;
 	pthread_mutex_init(&cq->ibcq.mutex, NULL);
 	pthread_cond_init(&cq->ibcq.cond, NULL);
-	if (channel != NULL)
+	if (channel != NULL) {
+		struct dpv_channel *ch = container_of_safe(channel, struct dpv_channel, ibch);
+
 		__atomic_fetch_add(&channel->refcnt, 1, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&ch->lock);
+		TAILQ_INSERT_TAIL(&ch->cqs, cq, channel_next);
+		pthread_mutex_unlock(&ch->lock);
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_cq++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -139,6 +148,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 			if (read(ch->ibch.fd, &n, sizeof(n)) != sizeof(n))
 				VERBS_LOG(ERR, "completion channel fd: %s", strerror(errno));
 		}
+		TAILQ_REMOVE(&ch->cqs, cq, channel_next);
 		pthread_mutex_unlock(&ch->lock);
 		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELEASE);
 	}
@@ -296,6 +306,44 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return 0;
 }
 
+/* Drive the QPs of every CQ on the channel: their completions (and events) may be waiting
+ * for a PMD to give back buffers, which happens only when someone asks. */
+static void channel_progress(struct dpv_channel *ch)
+{
+	struct dpv_cq *cqs[64];
+	int n = 0;
+	struct dpv_cq *cq;
+
+	pthread_mutex_lock(&ch->lock);
+	TAILQ_FOREACH(cq, &ch->cqs, channel_next)
+		if (n < (int)RTE_DIM(cqs))
+			cqs[n++] = cq;
+	pthread_mutex_unlock(&ch->lock);
+	for (int i = 0; i < n; i++)
+		cq_progress(cqs[i]);
+}
+
+/* Wait for the channel's fd to be readable, driving progress every millisecond meanwhile.
+ * A non-blocking fd does not wait: -EAGAIN. */
+static int channel_wait(struct dpv_channel *ch)
+{
+	struct pollfd p = { .fd = ch->ibch.fd, .events = POLLIN };
+
+	for (;;) {
+		int r = poll(&p, 1, 0);
+
+		if (r == 1)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (fcntl(ch->ibch.fd, F_GETFL) & O_NONBLOCK)
+			return -EAGAIN;
+		channel_progress(ch);
+		if (poll(&p, 1, 1) == 1)
+			return 0;
+	}
+}
+
 /* As rdma-core: 0, or -1 with errno (EAGAIN on a non-blocking channel fd with no event). */
 DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out,
 				void **cq_context)
@@ -304,8 +352,15 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 	struct dpv_cq *cq;
 	uint64_t n;
 
+	int rc;
+
 	if (ch == NULL || cq_out == NULL || cq_context == NULL) {
 		errno = EINVAL;
+		return -1;
+	}
+	rc = channel_wait(ch);
+	if (rc != 0) {
+		errno = -rc;
 		return -1;
 	}
 	if (read(channel->fd, &n, sizeof(n)) != sizeof(n))

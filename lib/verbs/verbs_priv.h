@@ -151,6 +151,7 @@ struct dpv_channel {
 	struct ibv_comp_channel ibch;
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpv_cq) fired;        /* CQs with an event not yet read */
+	TAILQ_HEAD(, dpv_cq) cqs;          /* every CQ on it: ibv_get_cq_event drives them */
 };
 
 struct dpv_cq {
@@ -163,6 +164,7 @@ struct dpv_cq {
 	bool overrun;
 	bool fired;                /* on its channel's fired list */
 	TAILQ_ENTRY(dpv_cq) fired_next;
+	TAILQ_ENTRY(dpv_cq) channel_next;
 	pthread_mutex_t qps_lock;  /* the QPs that complete into it, progressed by polling */
 	TAILQ_HEAD(, dpv_qp) qps;
 	int nb_qp;

@@ -2,6 +2,9 @@
  * signaled completion is polled, completion channels firing for send CQs, and a CQ overrun
  * reported as IBV_EVENT_CQ_ERR instead of being lost silently. */
 #include <poll.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dpv_test.h"
 
@@ -70,6 +73,45 @@ static void check_channel(struct ibv_pd *pd, struct ibv_mr *mr)
 	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
 }
 
+static struct ibv_comp_channel *waiting_ch;
+static struct ibv_cq *woken_cq;
+
+static void *wait_event(void *arg)
+{
+	void *ev_ctx;
+
+	if (ibv_get_cq_event(waiting_ch, &woken_cq, &ev_ctx) != 0)
+		woken_cq = NULL;
+	return NULL;
+}
+
+/* A thread blocked in ibv_get_cq_event wakes when a send completes. */
+static void check_blocking_wait(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	pthread_t th;
+	struct timespec deadline;
+	struct ibv_wc wc;
+
+	waiting_ch = ibv_create_comp_channel(pd->context);
+	cq = ibv_create_cq(pd->context, 16, NULL, waiting_ch, 0);
+	qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 8, .max_send_sge = 1 });
+	CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	pthread_create(&th, NULL, wait_event, NULL);
+	usleep(20000);                                    /* let it block */
+	CHECK_EQ(post(qp, mr, 5, IBV_SEND_SIGNALED), 0);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 5;
+	CHECK_EQ(pthread_timedjoin_np(th, NULL, &deadline), 0);
+	CHECK(woken_cq == cq, "the blocked thread did not get the event");
+	ibv_ack_cq_events(cq, 1);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(waiting_ch), 0);
+}
+
 static void check_overrun(struct ibv_pd *pd, struct ibv_mr *mr)
 {
 	struct ibv_context *ctx = pd->context;
@@ -102,6 +144,7 @@ int main(void)
 	memset(frame, 0x5a, sizeof(frame));
 	check_order_and_slots(pd, mr);
 	check_channel(pd, mr);
+	check_blocking_wait(pd, mr);
 	check_overrun(pd, mr);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
