@@ -29,6 +29,7 @@ static const struct config_key keys[] = {
 	KEY(max_mr, 16, 1u << 24),
 	KEY(mr_dma_map, 0, 2),
 	KEY(tx_copy_max, 0, 65535),
+	KEY(offload_policy, 0, 2),
 };
 
 void dpv_config_defaults(struct dpv_config *cfg)
@@ -47,6 +48,7 @@ void dpv_config_defaults(struct dpv_config *cfg)
 		.max_mr = 65536,
 		.mr_dma_map = 1,
 		.tx_copy_max = 256,
+		.offload_policy = 0,
 	};
 }
 

@@ -27,6 +27,7 @@ struct dpv_config {
 	unsigned int max_mr;             /* MR table size (lkeys) */
 	unsigned int mr_dma_map;         /* 0: never, 1: when a port DMAs (PCI), 2: always */
 	unsigned int tx_copy_max;        /* non-inline frames up to this size are copied */
+	unsigned int offload_policy;     /* enum dpv_offload_policy of every port at start */
 };
 
 /* The configuration in force (loaded once, before the EAL starts). */

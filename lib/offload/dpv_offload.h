@@ -30,6 +30,17 @@ void dpv_hdr_parse(const uint8_t *frame, size_t len, struct dpv_hdr_info *info);
  * after the TCP header. -EINVAL otherwise. */
 int dpv_tso_hdr_check(const uint8_t *hdr, size_t len, struct dpv_hdr_info *info);
 
+/* Segments of a TSO payload (a payload of 0 bytes gives one header-only segment). */
+uint32_t dpv_tso_segments(uint32_t payload, uint32_t mss);
+
+/* Turn @h, a copy of the WR's TSO header, into the header of segment @i of @nseg carrying
+ * @seg_payload bytes. The TCP checksum is left 0 (dpv_sw_csum computes it over the segment). */
+void dpv_tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uint32_t nseg,
+		    uint32_t seg_payload, uint32_t mss);
+
+/* The IPv4 header checksum of @ip (@len bytes, options included), host order. */
+uint16_t dpv_ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
+
 /* Software IP_CSUM on a frame whose headers lie in its first segment: IPv4 header checksum,
  * TCP or UDP checksum over IPv4 or IPv6 (UDP 0 sent as 0xFFFF). Non-IP frames and
  * fragments' L4 are left as they are. */

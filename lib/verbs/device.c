@@ -13,6 +13,9 @@
 
 RTE_LOG_REGISTER(dpv_logtype_verbs, lib.dpverbs.verbs, NOTICE);
 
+/* Software TSO backs every port: as large as mlx5's hardware TSO. */
+#define DPV_MAX_TSO 262144
+
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dpv_device **devices;     /* every device ever seen; never freed while running */
 static int nb_devices;
@@ -277,6 +280,21 @@ int dpv_devices_dma_map(void *va, uint64_t len, bool map)
 
 /* ---- queries ---- */
 
+/* Software backs every offload unless the policy forbids it; then only the port's count. */
+bool dpv_device_ip_csum(const struct dpv_port_caps *c)
+{
+	return c->offload_policy != DPV_OFFLOAD_POLICY_HARDWARE ||
+	       (c->hw_offloads & (DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
+				  DPV_OFFLOAD_UDP_CKSUM));
+}
+
+uint32_t dpv_device_max_tso(const struct dpv_port_caps *c)
+{
+	if (c->offload_policy != DPV_OFFLOAD_POLICY_HARDWARE)
+		return DPV_MAX_TSO;
+	return c->hw_offloads & DPV_OFFLOAD_TCP_TSO ? c->max_tso : 0;
+}
+
 static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 {
 	const struct dpv_config *cfg = dpv_config();
@@ -291,7 +309,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = 65536;
 	a->max_qp_wr = (int)cfg->max_qp_wr;
-	a->device_cap_flags = IBV_DEVICE_RAW_IP_CSUM;
+	a->device_cap_flags = dpv_device_ip_csum(caps) ? IBV_DEVICE_RAW_IP_CSUM : 0;
 	a->max_sge = 30;
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
@@ -310,8 +328,6 @@ DPV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_a
 	return 0;
 }
 
-/* Software TSO backs every port: as large as mlx5's hardware TSO. */
-#define DPV_MAX_TSO 262144
 
 int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
 			struct ibv_device_attr_ex *attr, size_t attr_size)
@@ -324,8 +340,8 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 		return EINVAL;
 	fill_device_attr(to_dctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
-	ex.tso_caps.max_tso = DPV_MAX_TSO;
-	ex.tso_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	ex.tso_caps.max_tso = dpv_device_max_tso(&to_dctx(context)->dev->caps);
+	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
@@ -427,15 +443,42 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	snprintf(info->driver, sizeof(info->driver), "%s", c->driver);
 	info->socket_id = c->socket_id;
 	info->port_offloads = c->hw_offloads;
-	/* Checksums are computed in software on every port for now; TSO is not built yet. */
-	info->hw_offloads = 0;
-	info->sw_offloads = csum;
+	info->policy = (enum dpv_offload_policy)c->offload_policy;
+	info->hw_offloads = info->policy == DPV_OFFLOAD_POLICY_SOFTWARE ? 0 : c->hw_offloads;
+	info->sw_offloads = info->policy == DPV_OFFLOAD_POLICY_HARDWARE ? 0 :
+			    csum | DPV_OFFLOAD_TCP_TSO;
 	info->tx_done_cleanup = c->tx_done_cleanup;
 	info->zero_copy = c->zero_copy;
 	info->tx_copy_max = dpv_config()->tx_copy_max;
 	ctx->dev->ops->port_queues(ctx->dev->port, &info->nb_tx_queues, &info->nb_rx_queues);
 	info->mtu = c->mtu;
 	info->max_frame = c->max_frame;
+	return 0;
+}
+
+DPV_EXPORT int dpv_set_offload_policy(struct ibv_context *context,
+				      enum dpv_offload_policy policy)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	int rc;
+
+	if (ctx == NULL || (unsigned int)policy > DPV_OFFLOAD_POLICY_HARDWARE)
+		return EINVAL;
+	pthread_mutex_lock(&dev_lock);
+	rc = -ctx->dev->ops->set_offload_policy(ctx->dev->port, policy);
+	if (rc == 0)
+		ctx->dev->caps.offload_policy = policy;
+	pthread_mutex_unlock(&dev_lock);
+	return rc;
+}
+
+DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats)
+{
+	struct dpv_context *ctx = to_dctx(context);
+
+	if (ctx == NULL || stats == NULL)
+		return EINVAL;
+	ctx->dev->ops->port_stats(ctx->dev->port, stats);
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+struct dpv_port_stats;
+
 struct dpv_port;        /* a driver's port */
 struct dpv_txq;         /* a driver's transmit queue */
 struct dpv_wqe;         /* the verbs core's send queue entry */
@@ -30,6 +32,7 @@ struct dpv_port_caps {
 	uint32_t hw_offloads;     /* enum dpv_offload */
 	bool tx_done_cleanup;     /* rte_eth_tx_done_cleanup works */
 	bool zero_copy;           /* non-inline sends attach MR memory (no copy) */
+	int offload_policy;       /* enum dpv_offload_policy */
 	bool needs_dma_map;       /* the device DMAs through an IOMMU map (PCI) */
 };
 
@@ -88,6 +91,9 @@ struct dpv_driver_ops {
 	void (*tx_drop)(void *frame);
 	/* Ask the hardware to release transmitted buffers (progress while idle). */
 	void (*tx_reap)(struct dpv_txq *txq);
+	/* enum dpv_offload_policy of the port; its transmit counters. */
+	int (*set_offload_policy)(struct dpv_port *port, int policy);
+	void (*port_stats)(struct dpv_port *port, struct dpv_port_stats *stats);
 	/* Make [va, va + len) reachable by the port's DMA, and undo it. */
 	int (*dma_map)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
 	int (*dma_unmap)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);

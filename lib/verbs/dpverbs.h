@@ -39,6 +39,14 @@ enum dpv_offload {
 	DPV_OFFLOAD_TCP_TSO    = 1 << 3,
 };
 
+/** Where a port's offloads (IP_CSUM, TSO) run. */
+enum dpv_offload_policy {
+	DPV_OFFLOAD_POLICY_AUTO = 0,     /* the port where it produces the contract's frames, else software */
+	DPV_OFFLOAD_POLICY_SOFTWARE = 1, /* always software (for comparison) */
+	DPV_OFFLOAD_POLICY_HARDWARE = 2, /* never software: IP_CSUM/TSO the port cannot do fail
+					  * with EINVAL, as on mlx5 without the offload */
+};
+
 /** What a verbs device stands on: its DPDK port and how it transmits. */
 struct dpv_port_info {
 	uint16_t port_id;           /* DPDK ethdev port id */
@@ -46,8 +54,10 @@ struct dpv_port_info {
 	char driver[32];            /* PMD name: net_tap, net_virtio ... */
 	int socket_id;              /* NUMA socket of the port (-1: unknown) */
 	uint32_t port_offloads;     /* enum dpv_offload: what the port offers (rte_eth_dev_info) */
-	uint32_t hw_offloads;       /* enum dpv_offload: what dpverbs has the port do */
-	uint32_t sw_offloads;       /* enum dpv_offload: what dpverbs does in software */
+	uint32_t hw_offloads;       /* enum dpv_offload: what dpverbs has the port do, for the
+				     * frames it can do them for (doc/offload.md) */
+	uint32_t sw_offloads;       /* enum dpv_offload: what dpverbs may do in software */
+	enum dpv_offload_policy policy;
 	bool tx_done_cleanup;       /* the PMD releases sent buffers on demand */
 	bool zero_copy;             /* non-inline sends go from the MR without a copy */
 	uint32_t tx_copy_max;       /* ... except frames up to this size, copied while posting */
@@ -56,6 +66,33 @@ struct dpv_port_info {
 	uint32_t mtu;
 	uint32_t max_frame;         /* largest frame the port sends (MTU + L2 header) */
 };
+
+/**
+ * dpv_set_offload_policy - choose where @context's port computes checksums and segments TSO.
+ * Applies to WRs posted afterwards, on every QP of the port. The default comes from
+ * offload_policy in the configuration (AUTO).
+ * Returns 0, or EINVAL for a NULL context or an unknown policy.
+ */
+int dpv_set_offload_policy(struct ibv_context *context, enum dpv_offload_policy policy);
+
+/** Transmit counters of a port (all QPs together, since the port was started). */
+struct dpv_port_stats {
+	uint64_t tx_frames;         /* frames the port took */
+	uint64_t tx_bytes;
+	uint64_t tx_copied;         /* non-TSO WRs sent from a copy */
+	uint64_t tx_zero_copy;      /* non-TSO WRs sent from their MR */
+	uint64_t tso_hw;            /* TSO WRs segmented by the port */
+	uint64_t tso_sw;            /* TSO WRs segmented by dpverbs */
+	uint64_t tso_segments_sw;   /* frames the software segmenter made */
+	uint64_t csum_hw;           /* IP_CSUM frames whose checksums the port computed */
+	uint64_t csum_sw;           /* IP_CSUM frames checksummed by dpverbs */
+};
+
+/**
+ * dpv_query_port_stats - the transmit counters of @context's port.
+ * Returns 0, or EINVAL for NULL arguments.
+ */
+int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats);
 
 /**
  * dpv_query_port_info - describe the DPDK port behind a verbs device.

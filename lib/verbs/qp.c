@@ -9,7 +9,6 @@
 
 #define MAX_SGE 30
 #define MAX_TSO_HEADER_LIMIT 512
-#define DPV_MAX_TSO 262144
 
 static uint32_t next_qpn = 0x100;
 
@@ -54,7 +53,7 @@ static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
 		.max_inline_data = qp->cap.max_inline_data,
 		.max_tso_header = a->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER ?
 				  a->max_tso_header : dpv_config()->max_tso_header,
-		.max_tso = DPV_MAX_TSO,
+		.max_tso = dpv_device_max_tso(&qp->ctx->dev->caps),
 		.max_frame = qp->ctx->dev->caps.max_frame,
 		.ip_csum = a->qp_type == IBV_QPT_RAW_PACKET,   /* IBV_DEVICE_RAW_IP_CSUM */
 	};

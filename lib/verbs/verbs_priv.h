@@ -65,6 +65,9 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d)
 /* Start DPDK if needed and list the devices (also used by dpv-devinfo through ibv_*). */
 int dpv_devices_scan(struct dpv_device ***list, int *n);
 void dpv_context_ops_init(struct verbs_context *vctx);
+/* What the device reports, given the port's offload policy. */
+bool dpv_device_ip_csum(const struct dpv_port_caps *caps);
+uint32_t dpv_device_max_tso(const struct dpv_port_caps *caps);
 int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,

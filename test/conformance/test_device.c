@@ -55,12 +55,37 @@ static void check_port(struct ibv_context *ctx, enum ibv_port_state want)
 static void check_info(struct ibv_context *ctx, const char *driver, uint32_t offered)
 {
 	struct dpv_port_info info;
-	uint32_t csum = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM;
+	uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM |
+		       DPV_OFFLOAD_TCP_TSO;
+	struct ibv_device_attr_ex ex;
 
 	CHECK_EQ(dpv_query_port_info(ctx, &info), 0);
 	CHECK(strcmp(info.driver, driver) == 0, "driver %s, expected %s", info.driver, driver);
 	CHECK_EQ(info.port_offloads, offered);
-	CHECK_EQ(info.hw_offloads | info.sw_offloads, csum);
+	CHECK_EQ(info.policy, DPV_OFFLOAD_POLICY_AUTO);
+	CHECK_EQ(info.hw_offloads, offered);
+	CHECK_EQ(info.sw_offloads, all);           /* software backs every offload */
+
+	/* software only: nothing in the port, everything still reported */
+	CHECK_EQ(dpv_set_offload_policy(ctx, DPV_OFFLOAD_POLICY_SOFTWARE), 0);
+	CHECK_EQ(dpv_query_port_info(ctx, &info), 0);
+	CHECK(info.hw_offloads == 0 && info.sw_offloads == all && info.policy == 1);
+	CHECK_EQ(ibv_query_device_ex(ctx, NULL, &ex), 0);
+	CHECK(ex.orig_attr.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM);
+	CHECK_EQ(ex.tso_caps.max_tso, 262144);
+	/* hardware only: the device reports what the port has, as mlx5 would */
+	CHECK_EQ(dpv_set_offload_policy(ctx, DPV_OFFLOAD_POLICY_HARDWARE), 0);
+	CHECK_EQ(dpv_query_port_info(ctx, &info), 0);
+	CHECK(info.hw_offloads == offered && info.sw_offloads == 0);
+	CHECK_EQ(ibv_query_device_ex(ctx, NULL, &ex), 0);
+	CHECK_EQ(!!(ex.orig_attr.device_cap_flags & IBV_DEVICE_RAW_IP_CSUM),
+		 !!(offered & DPV_OFFLOAD_IPV4_CKSUM));
+	CHECK_EQ(ex.tso_caps.max_tso, offered & DPV_OFFLOAD_TCP_TSO ? 65535 : 0);
+	CHECK_EQ(!!(ex.tso_caps.supported_qpts & (1u << IBV_QPT_RAW_PACKET)),
+		 !!(offered & DPV_OFFLOAD_TCP_TSO));
+	CHECK_EQ(dpv_set_offload_policy(ctx, (enum dpv_offload_policy)3), EINVAL);
+	CHECK_EQ(dpv_set_offload_policy(NULL, DPV_OFFLOAD_POLICY_AUTO), EINVAL);
+	CHECK_EQ(dpv_set_offload_policy(ctx, DPV_OFFLOAD_POLICY_AUTO), 0);
 	CHECK_EQ(info.mtu, 1500);
 	CHECK_EQ(info.max_frame, 1514);
 	CHECK(info.nb_tx_queues >= 1);

@@ -117,6 +117,7 @@ static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 	caps->max_tso = caps->hw_offloads & DPV_OFFLOAD_TCP_TSO ? 65535 : 0;
 	caps->tx_done_cleanup = p->tx_done_cleanup;
 	caps->zero_copy = p->zero_copy;
+	caps->offload_policy = p->policy;
 	caps->needs_dma_map = strcmp(caps->bus, "pci") == 0;
 	return p;
 }
@@ -185,6 +186,11 @@ static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info
 	p->iova_is_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 	p->zero_copy = (p->tx_done_cleanup || frees_in_burst(info->driver_name)) &&
 		       (!dma || p->iova_is_va);
+	uint16_t mtu = RTE_ETHER_MTU;
+
+	rte_eth_dev_get_mtu(p->port_id, &mtu);
+	p->mtu = mtu;
+	p->is_tap = strcmp(info->driver_name, "net_tap") == 0;
 	p->max_segs = RTE_MIN(info->tx_desc_lim.nb_seg_max ? info->tx_desc_lim.nb_seg_max : 1,
 			      info->tx_desc_lim.nb_mtu_seg_max ? info->tx_desc_lim.nb_mtu_seg_max :
 			      UINT16_MAX);
@@ -205,6 +211,9 @@ static int eth_port_start(struct dpv_port *p)
 
 	if (p->started)
 		return 0;
+	p->policy = (int)dpv_config()->offload_policy;
+	TAILQ_INIT(&p->txqs);
+	memset(&p->gone, 0, sizeof(p->gone));
 	rc = rte_eth_dev_info_get(p->port_id, &info);
 	if (rc == 0)
 		rc = port_configure(p, &info);
@@ -292,8 +301,22 @@ static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 			       .small_max = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM,
 			       .copy_max = dpv_config()->tx_copy_max };
 	best->users++;
+	TAILQ_INSERT_TAIL(&p->txqs, t, next);
 	*txq = t;
 	return 0;
+}
+
+static void counters_add(struct tx_counters *to, const struct tx_counters *c)
+{
+	to->frames += c->frames;
+	to->bytes += c->bytes;
+	to->copied += c->copied;
+	to->zero_copy += c->zero_copy;
+	to->tso_hw += c->tso_hw;
+	to->tso_sw += c->tso_sw;
+	to->tso_segments_sw += c->tso_segments_sw;
+	to->csum_hw += c->csum_hw;
+	to->csum_sw += c->csum_sw;
 }
 
 static void eth_txq_detach(struct dpv_txq *txq)
@@ -301,7 +324,31 @@ static void eth_txq_detach(struct dpv_txq *txq)
 	if (txq->nb_stash)
 		rte_pktmbuf_free_bulk(txq->stash, txq->nb_stash);
 	txq->q->users--;
+	counters_add(&txq->port->gone, &txq->cnt);
+	TAILQ_REMOVE(&txq->port->txqs, txq, next);
 	rte_free(txq);
+}
+
+static int eth_set_offload_policy(struct dpv_port *p, int policy)
+{
+	__atomic_store_n(&p->policy, policy, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Counters of live handles are read without their QPs' locks: a snapshot, not a barrier. */
+static void eth_port_stats(struct dpv_port *p, struct dpv_port_stats *st)
+{
+	struct tx_counters sum = p->gone;
+	struct dpv_txq *t;
+
+	TAILQ_FOREACH(t, &p->txqs, next)
+		counters_add(&sum, &t->cnt);
+	*st = (struct dpv_port_stats){
+		.tx_frames = sum.frames, .tx_bytes = sum.bytes, .tx_copied = sum.copied,
+		.tx_zero_copy = sum.zero_copy, .tso_hw = sum.tso_hw, .tso_sw = sum.tso_sw,
+		.tso_segments_sw = sum.tso_segments_sw, .csum_hw = sum.csum_hw,
+		.csum_sw = sum.csum_sw,
+	};
 }
 
 static int eth_dma_map(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)
@@ -340,6 +387,8 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.tx_burst = dpv_eth_tx_burst,
 	.tx_drop = dpv_eth_tx_drop,
 	.tx_reap = dpv_eth_tx_reap,
+	.set_offload_policy = eth_set_offload_policy,
+	.port_stats = eth_port_stats,
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
 };

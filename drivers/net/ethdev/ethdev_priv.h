@@ -21,6 +21,29 @@ extern int dpv_ethdev_logtype;
 #define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
 			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
 
+/* Per-QP transmit counters, summed per port by dpv_query_port_stats. */
+struct tx_counters {
+	uint64_t frames, bytes, copied, zero_copy;
+	uint64_t tso_hw, tso_sw, tso_segments_sw, csum_hw, csum_sw;
+};
+
+/* A position in a WR's gather list. */
+struct cursor {
+	const struct dpv_tx_seg *seg;
+	uint16_t nseg;
+	uint16_t s;
+	uint32_t off;
+};
+
+/* The shared-info structure of one WR's external buffers, in framework memory. */
+struct zc_ctx {
+	struct rte_mbuf_ext_shared_info shinfo;
+	struct dpv_wqe *wqe;
+	void *store;               /* framework copy of an INLINE TSO payload, freed with it */
+};
+
+#define FRAME_TSO 1u               /* tag bit of a frame pointer: a TSO segmenter */
+
 /* A port transmit queue, shared by the QPs attached to it. */
 struct eth_queue {
 	uint16_t qid;
@@ -42,6 +65,8 @@ struct dpv_txq {
 	uint32_t copy_max;         /* non-inline frames up to this size are copied anyway */
 	uint16_t nb_stash;
 	struct rte_mbuf *stash[TXQ_STASH];   /* mbufs taken from mp in bulk */
+	struct tx_counters cnt;
+	TAILQ_ENTRY(dpv_txq) next;           /* on its port's list */
 };
 
 struct dpv_port {
@@ -58,7 +83,12 @@ struct dpv_port {
 	bool iova_is_va;           /* buffer iova = its virtual address */
 	uint16_t max_segs;         /* mbuf segments a frame may have */
 	uint64_t tx_offloads;      /* enabled at configure time */
+	uint32_t mtu;
+	bool is_tap;               /* rte_gso inside: IPv4 only, CWR on every segment */
+	int policy;                /* enum dpv_offload_policy */
 	struct rte_mempool *zc_mp;
+	TAILQ_HEAD(, dpv_txq) txqs;          /* the QPs' handles, for statistics */
+	struct tx_counters gone;             /* counters of detached handles */
 };
 
 /* Transmit ops (ethdev_tx.c). */
@@ -66,6 +96,30 @@ int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n);
 void dpv_eth_tx_drop(void *frame);
 void dpv_eth_tx_reap(struct dpv_txq *txq);
+uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p);
+struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq);
+/* Append @len bytes from the cursor to @m (NULL: a new chain) as copies. */
+int dpv_eth_copy(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **m);
+/* Append @len bytes from the cursor to @m as external buffers sharing @z (one reference
+ * each). -ENOBUFS or -E2BIG: nothing appended, copy instead. */
+int dpv_eth_attach(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **m,
+		   struct zc_ctx *z);
+struct zc_ctx *dpv_eth_zc_get(struct dpv_txq *txq, struct dpv_wqe *wqe, uint16_t refs);
+/* Drop one reference; the last one releases the WR. */
+void dpv_eth_zc_put(struct zc_ctx *z);
+
+/* TSO (ethdev_tso.c): a segmenter built at post time, generating segments at burst time. */
+struct tso_frame;
+int dpv_eth_tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+		      const struct dpv_hdr_info *info, void **frame);
+/* Up to @max next packets of the WR into @pkts; how many. */
+uint16_t dpv_eth_tso_next(struct dpv_txq *txq, struct tso_frame *t, struct rte_mbuf **pkts,
+			  uint16_t max);
+/* Give back the last @n packets tso_next handed out (the PMD did not take them). */
+void dpv_eth_tso_unget(struct tso_frame *t, uint16_t n);
+bool dpv_eth_tso_done(const struct tso_frame *t);
+void dpv_eth_tso_free(struct tso_frame *t);
+
 /* Create the port's zero-copy context pool; free it once every context came back. */
 int dpv_eth_zc_pool_create(struct dpv_port *p, int socket);
 void dpv_eth_zc_pool_free(struct dpv_port *p);

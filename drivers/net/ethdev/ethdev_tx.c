@@ -1,42 +1,36 @@
 /* Transmit on ethdev queues. A frame is the WR's gather list with its first copy_len bytes
  * copied into pool mbufs and the rest attached, without a copy, to the MR memory as external
- * buffers. copy_len is the whole frame for inline data and on ports that cannot give buffers
- * back on demand; the headers when dpverbs must write checksums (never into application
+ * buffers. copy_len is the whole frame for inline data, small frames and ports that cannot
+ * give buffers back on demand; the headers when checksums are written (never into application
  * memory); 0 otherwise. The external buffers of one WR share one shared-info structure in
  * framework memory, whose free callback, run when the PMD frees the last of them, is what
- * lets the WR complete. */
+ * lets the WR complete. Checksums go to the port where it offers them for the frame
+ * (mbuf offload flags + rte_eth_tx_prepare), else to lib/offload; TSO WRs that the port cannot
+ * segment as the contract says go to the software segmenter of ethdev_tso.c. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 #include <rte_mempool.h>
 
 #include "ethdev_priv.h"
 
-#define PIECE_MAX 61440            /* mbuf buf_len is 16-bit: larger SGEs are chained */
+#define PIECE_MAX 61440u           /* mbuf buf_len is 16-bit: larger SGEs are chained */
 #define PEEK_MAX 256               /* enough for Ethernet/VLAN/IP/TCP headers */
+#define BURST_PKTS 64
+#define TCP_CWR 0x80
 
-struct zc_ctx {
-	struct rte_mbuf_ext_shared_info shinfo;
-	struct dpv_wqe *wqe;
-};
-
-/* A position in a WR's gather list. */
-struct cursor {
-	const struct dpv_tx_wr *wr;
-	uint16_t s;
-	uint32_t off;
-};
-
-static uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
+uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 {
-	uint32_t take = RTE_MIN(c->wr->seg[c->s].len - c->off, max);
+	uint32_t take = RTE_MIN(c->seg[c->s].len - c->off, max);
 
-	*p = (const uint8_t *)c->wr->seg[c->s].addr + c->off;
+	*p = (const uint8_t *)c->seg[c->s].addr + c->off;
 	c->off += take;
-	if (c->off == c->wr->seg[c->s].len) {
+	if (c->off == c->seg[c->s].len) {
 		c->s++;
 		c->off = 0;
 	}
@@ -44,7 +38,7 @@ static uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 }
 
 /* An mbuf from the QP's stash, refilled from the pool in bulk. */
-static inline struct rte_mbuf *txq_mbuf(struct dpv_txq *txq)
+struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq)
 {
 	if (unlikely(txq->nb_stash == 0)) {
 		if (rte_pktmbuf_alloc_bulk(txq->mp, txq->stash, TXQ_STASH) != 0)
@@ -54,47 +48,50 @@ static inline struct rte_mbuf *txq_mbuf(struct dpv_txq *txq)
 	return txq->stash[--txq->nb_stash];
 }
 
-/* Copy @len bytes from the cursor into a chain of pool mbufs. */
-static int copy_bytes(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **out)
+static struct rte_mbuf *last_seg(struct rte_mbuf *m)
 {
-	struct rte_mbuf *head = NULL, *m = NULL;
+	while (m->next != NULL)
+		m = m->next;
+	return m;
+}
+
+int dpv_eth_copy(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **head)
+{
+	struct rte_mbuf *m = *head ? last_seg(*head) : NULL, *first_new = NULL;
 
 	while (len > 0) {
 		const uint8_t *p;
 		uint32_t take;
 
-		if (m == NULL || rte_pktmbuf_tailroom(m) == 0) {
-			struct rte_mbuf *n = txq_mbuf(txq);
+		if (m == NULL || RTE_MBUF_HAS_EXTBUF(m) || rte_pktmbuf_tailroom(m) == 0) {
+			struct rte_mbuf *n = dpv_eth_mbuf(txq);
 
-			if (n == NULL || (head != NULL && rte_pktmbuf_chain(head, n) != 0)) {
+			if (n == NULL)
+				goto fail;
+			if (*head == NULL)
+				*head = n;
+			else if (rte_pktmbuf_chain(*head, n) != 0) {
 				rte_pktmbuf_free(n);
-				rte_pktmbuf_free(head);
-				return -ENOMEM;
+				goto fail;
 			}
-			if (head == NULL)
-				head = n;
+			if (first_new == NULL)
+				first_new = n;
 			m = n;
 		}
 		take = cursor_take(c, RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(m)), &p);
-		memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len), p, take);
+		rte_memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len), p, take);
 		m->data_len += take;
-		head->pkt_len += take;
+		(*head)->pkt_len += take;
 		len -= take;
 	}
-	*out = head;
 	return 0;
-}
-
-static uint16_t pieces_left(const struct cursor *c)
-{
-	uint32_t n = 0;
-
-	for (uint16_t s = c->s; s < c->wr->nseg; s++) {
-		uint32_t len = c->wr->seg[s].len - (s == c->s ? c->off : 0);
-
-		n += (len + PIECE_MAX - 1) / PIECE_MAX;
+fail:
+	/* only whole new frames are freed here; a caller's chain is freed by the caller */
+	if (*head == first_new) {
+		rte_pktmbuf_free(*head);
+		*head = NULL;
 	}
-	return n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
+	return -ENOMEM;
 }
 
 static void zc_free(void *addr, void *opaque)
@@ -102,42 +99,70 @@ static void zc_free(void *addr, void *opaque)
 	struct zc_ctx *z = opaque;
 
 	dpv_tx_released(z->wqe);
+	rte_free(z->store);
+	z->store = NULL;
 	rte_mempool_put(rte_mempool_from_obj(z), z);
 }
 
-/* Attach the rest of the gather list to @head (which may be NULL). -ENOBUFS or -E2BIG: the
- * caller copies instead. */
-static int attach_rest(struct dpv_txq *txq, struct cursor *c, struct rte_mbuf **head,
-		       struct dpv_wqe *wqe)
+struct zc_ctx *dpv_eth_zc_get(struct dpv_txq *txq, struct dpv_wqe *wqe, uint16_t refs)
+{
+	struct zc_ctx *z;
+
+	if (rte_mempool_get(txq->zc_mp, (void **)&z) != 0)
+		return NULL;
+	z->wqe = wqe;
+	z->store = NULL;
+	z->shinfo.free_cb = zc_free;
+	z->shinfo.fcb_opaque = z;
+	rte_mbuf_ext_refcnt_set(&z->shinfo, refs);
+	return z;
+}
+
+void dpv_eth_zc_put(struct zc_ctx *z)
+{
+	if (rte_mbuf_ext_refcnt_update(&z->shinfo, -1) == 0)
+		zc_free(NULL, z);
+}
+
+static uint16_t pieces(const struct cursor *c, uint32_t len)
+{
+	uint32_t n = 0;
+	struct cursor t = *c;
+
+	while (len > 0) {
+		const uint8_t *p;
+		uint32_t take = cursor_take(&t, RTE_MIN(len, PIECE_MAX), &p);
+
+		len -= take;
+		n++;
+	}
+	return n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
+}
+
+int dpv_eth_attach(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **head,
+		   struct zc_ctx *z)
 {
 	struct rte_mbuf *mb[256];
-	uint16_t n = pieces_left(c), have = *head ? (*head)->nb_segs : 0;
-	struct zc_ctx *z;
+	uint16_t n = len ? pieces(c, len) : 0, have = *head ? (*head)->nb_segs : 0;
 
 	if (n == 0)
 		return 0;
 	if (n > RTE_DIM(mb) || have + n > txq->port->max_segs)
 		return -E2BIG;
-	if (rte_mempool_get(txq->zc_mp, (void **)&z) != 0)
+	if (rte_pktmbuf_alloc_bulk(txq->ext_mp, mb, n) != 0)
 		return -ENOBUFS;
-	if (rte_pktmbuf_alloc_bulk(txq->ext_mp, mb, n) != 0) {
-		rte_mempool_put(txq->zc_mp, z);
-		return -ENOBUFS;
-	}
-	z->wqe = wqe;
-	z->shinfo.free_cb = zc_free;
-	z->shinfo.fcb_opaque = z;
-	rte_mbuf_ext_refcnt_set(&z->shinfo, n);
+	rte_mbuf_ext_refcnt_update(&z->shinfo, n);
 	for (uint16_t i = 0; i < n; i++) {
 		const uint8_t *p;
-		uint32_t len = cursor_take(c, PIECE_MAX, &p);
+		uint32_t take = cursor_take(c, RTE_MIN(len, PIECE_MAX), &p);
 
 		/* Zero-copy runs only where the iova is the address: IOVA as VA, or a vdev that
 		 * does no DMA (port_tx_mode). */
 		rte_pktmbuf_attach_extbuf(mb[i], (void *)(uintptr_t)p, (rte_iova_t)(uintptr_t)p,
-					  (uint16_t)len, &z->shinfo);
-		mb[i]->data_len = (uint16_t)len;
-		mb[i]->pkt_len = len;
+					  (uint16_t)take, &z->shinfo);
+		mb[i]->data_len = (uint16_t)take;
+		mb[i]->pkt_len = take;
+		len -= take;
 		if (*head == NULL)
 			*head = mb[i];
 		else
@@ -150,7 +175,7 @@ static int attach_rest(struct dpv_txq *txq, struct cursor *c, struct rte_mbuf **
 static void peek_headers(const struct dpv_tx_wr *wr, struct dpv_hdr_info *info)
 {
 	uint8_t buf[PEEK_MAX];
-	struct cursor c = { .wr = wr };
+	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	uint32_t len = 0;
 
 	while (len < sizeof(buf) && c.s < wr->nseg) {
@@ -177,7 +202,7 @@ static uint32_t copy_length(const struct dpv_txq *txq, const struct dpv_tx_wr *w
 static inline int copy_small(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 			     struct rte_mbuf **out)
 {
-	struct rte_mbuf *m = txq_mbuf(txq);
+	struct rte_mbuf *m = dpv_eth_mbuf(txq);
 
 	if (unlikely(m == NULL))
 		return -ENOMEM;
@@ -188,21 +213,158 @@ static inline int copy_small(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 	return 0;
 }
 
+/* [0, copy_len) copied, the rest attached; -ENOBUFS/-E2BIG: copy it all instead. */
 static int build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, uint32_t copy_len,
 		 struct rte_mbuf **out)
 {
-	struct cursor c = { .wr = wr };
+	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
-	int rc = copy_len ? copy_bytes(txq, &c, copy_len, &m) : 0;
+	struct zc_ctx *z;
+	int rc = copy_len ? dpv_eth_copy(txq, &c, copy_len, &m) : 0;
 
-	if (rc == 0)
-		rc = attach_rest(txq, &c, &m, wr->wqe);
+	if (rc == 0 && copy_len < wr->len) {
+		z = dpv_eth_zc_get(txq, wr->wqe, 1);
+		rc = z == NULL ? -ENOBUFS : dpv_eth_attach(txq, &c, wr->len - copy_len, &m, z);
+		if (rc != 0 && z != NULL)
+			rte_mempool_put(txq->zc_mp, z);
+		else if (z != NULL)
+			dpv_eth_zc_put(z);          /* the build's own reference */
+	}
 	if (rc != 0) {
-		rte_pktmbuf_free(m);        /* before attaching: no callback runs */
+		rte_pktmbuf_free(m);
 		return rc;
 	}
 	*out = m;
 	return 0;
+}
+
+/* Which checksums of this frame the port computes; the rest are computed here. */
+static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct dpv_hdr_info *info)
+{
+	const struct dpv_port *p = txq->port;
+	bool v4 = info->l3 == DPV_L3_IPV4, tcp = info->l4_proto == IPPROTO_TCP;
+	bool has_l4 = !info->fragment && info->l4_len != 0 &&
+		      (tcp || info->l4_proto == IPPROTO_UDP);
+	uint64_t l4_capa = tcp ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM : RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM);
+	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa);
+
+	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || info->l3 == DPV_L3_NONE ||
+	    (!hw_l4 && (!hw_ip || has_l4))) {
+		dpv_sw_csum(m, info);
+		txq->cnt.csum_sw++;
+		return;
+	}
+	if (!hw_ip && v4) {
+		struct dpv_hdr_info ip_only = *info;
+
+		ip_only.l4_len = 0;            /* the IPv4 header here, L4 in the port */
+		dpv_sw_csum(m, &ip_only);
+	}
+	m->l2_len = info->l2_len;
+	m->l3_len = info->l3_len;
+	m->l4_len = info->l4_len;
+	m->ol_flags |= (v4 ? RTE_MBUF_F_TX_IPV4 : RTE_MBUF_F_TX_IPV6) |
+		       (hw_ip ? RTE_MBUF_F_TX_IP_CKSUM : 0) |
+		       (hw_l4 ? (tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM) : 0);
+	if (rte_eth_tx_prepare(p->port_id, txq->q->qid, &m, 1) != 1) {
+		m->ol_flags &= ~(RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_IP_CKSUM |
+				 RTE_MBUF_F_TX_L4_MASK);
+		dpv_sw_csum(m, info);
+		txq->cnt.csum_sw++;
+		return;
+	}
+	txq->cnt.csum_hw++;
+}
+
+/* Can the port segment this WR as the contract says? (doc/offload.md) */
+static bool tso_in_hw(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+		      const struct dpv_hdr_info *info, uint32_t payload)
+{
+	const struct dpv_port *p = txq->port;
+	uint64_t need = RTE_ETH_TX_OFFLOAD_TCP_TSO | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
+			(info->l3 == DPV_L3_IPV4 ? RTE_ETH_TX_OFFLOAD_IPV4_CKSUM : 0);
+	const uint8_t *tcp = (const uint8_t *)wr->tso_hdr + info->l2_len + info->l3_len;
+
+	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || (p->tx_offloads & need) != need ||
+	    payload <= wr->mss)
+		return false;
+	if ((uint32_t)wr->mss + info->l3_len + info->l4_len > p->mtu ||
+	    payload + wr->tso_hdr_len > 65535)
+		return false;
+	/* net_tap segments with rte_gso: IPv4 only, and CWR kept on every segment */
+	if (p->is_tap && (info->l3 != DPV_L3_IPV4 || (tcp[13] & TCP_CWR)))
+		return false;
+	return true;
+}
+
+/* One packet: the header copied into a framework mbuf, the payload attached (or copied),
+ * the port told to segment it. */
+static int tso_hw_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+			const struct dpv_hdr_info *info, struct rte_mbuf **out)
+{
+	struct dpv_tx_seg hseg = { wr->tso_hdr, wr->tso_hdr_len };
+	struct cursor hc = { .seg = &hseg, .nseg = 1 };
+	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
+	struct rte_mbuf *m = NULL;
+	bool zc = txq->port->zero_copy && !(wr->flags & DPV_TX_INLINE) && wr->len > txq->copy_max;
+	struct zc_ctx *z = NULL;
+	int rc = dpv_eth_copy(txq, &hc, wr->tso_hdr_len, &m);
+
+	if (rc == 0 && zc && (z = dpv_eth_zc_get(txq, wr->wqe, 1)) != NULL) {
+		rc = dpv_eth_attach(txq, &c, wr->len, &m, z);
+		if (rc == -ENOBUFS || rc == -E2BIG) {
+			rte_mempool_put(txq->zc_mp, z);
+			z = NULL;
+			rc = 0;
+		}
+	}
+	if (rc == 0 && z == NULL)
+		rc = dpv_eth_copy(txq, &c, wr->len, &m);
+	if (rc == 0 && m->nb_segs > txq->port->max_segs)
+		rc = -E2BIG;
+	if (rc == 0) {
+		m->l2_len = info->l2_len;
+		m->l3_len = info->l3_len;
+		m->l4_len = info->l4_len;
+		m->tso_segsz = wr->mss;
+		m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM |
+			       (info->l3 == DPV_L3_IPV4 ? RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM :
+							   RTE_MBUF_F_TX_IPV6);
+		if (rte_eth_tx_prepare(txq->port->port_id, txq->q->qid, &m, 1) != 1)
+			rc = -E2BIG;
+	}
+	if (rc != 0) {
+		rte_pktmbuf_free(m);              /* the pieces drop their references ... */
+		if (z != NULL)
+			rte_mempool_put(txq->zc_mp, z);   /* ... ours is the last: no release */
+		return rc;
+	}
+	if (z != NULL)
+		dpv_eth_zc_put(z);                /* the build's reference; the pieces keep theirs */
+	else
+		dpv_tx_released(wr->wqe);         /* all copied */
+	*out = m;
+	return 0;
+}
+
+static int tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame)
+{
+	struct dpv_hdr_info info;
+
+	dpv_tso_hdr_check(wr->tso_hdr, wr->tso_hdr_len, &info);
+	if (tso_in_hw(txq, wr, &info, wr->len)) {
+		int rc = tso_hw_build(txq, wr, &info, (struct rte_mbuf **)frame);
+
+		if (rc == 0) {
+			txq->cnt.tso_hw++;
+			return 0;
+		}
+	}
+	if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE)
+		return -EINVAL;                   /* as mlx5 without the offload */
+	txq->cnt.tso_sw++;
+	return dpv_eth_tso_build(txq, wr, &info, frame);
 }
 
 int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame)
@@ -213,9 +375,13 @@ int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 	int rc;
 
 	if (wr->flags & DPV_TX_TSO)
-		return -EOPNOTSUPP;          /* TSO segmentation is not built yet */
-	if (wr->flags & DPV_TX_IP_CSUM)
+		return tso_build(txq, wr, frame);
+	if (wr->flags & DPV_TX_IP_CSUM) {
+		if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE &&
+		    !(txq->port->tx_offloads & HW_TX_OFFLOADS & ~RTE_ETH_TX_OFFLOAD_TCP_TSO))
+			return -EINVAL;
 		peek_headers(wr, &info);
+	}
 	copy_len = copy_length(txq, wr, &info);
 	if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txq->small_max)
 		rc = copy_small(txq, wr, &m);
@@ -226,27 +392,84 @@ int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 	if (rc != 0)
 		return rc;
 	if (wr->flags & DPV_TX_IP_CSUM)
-		dpv_sw_csum(m, &info);
-	/* A copied frame holds no application memory: nothing to wait for. */
-	if (copy_len == wr->len)
-		dpv_tx_released(wr->wqe);
+		csum_offload(txq, m, &info);
+	if (copy_len == wr->len) {
+		txq->cnt.copied++;
+		dpv_tx_released(wr->wqe);       /* a copied frame holds no application memory */
+	} else {
+		txq->cnt.zero_copy++;
+	}
 	*frame = m;
 	return 0;
 }
 
+static inline bool is_tso(const void *frame)
+{
+	return ((uintptr_t)frame & FRAME_TSO) != 0;
+}
+
+static inline struct tso_frame *to_tso(void *frame)
+{
+	return (struct tso_frame *)((uintptr_t)frame & ~(uintptr_t)FRAME_TSO);
+}
+
+/* Lay out packets of @frames in order; a TSO frame gives its next segments. Returns the
+ * packets; owner[] says which frame each came from. */
+static uint16_t gather_packets(struct dpv_txq *txq, void **frames, uint16_t n,
+			       struct rte_mbuf **pkts, uint16_t *owner)
+{
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < n && k < BURST_PKTS; i++) {
+		if (!is_tso(frames[i])) {
+			owner[k] = i;
+			pkts[k++] = frames[i];
+			continue;
+		}
+		uint16_t got = dpv_eth_tso_next(txq, to_tso(frames[i]), pkts + k, BURST_PKTS - k);
+
+		for (uint16_t j = 0; j < got; j++)
+			owner[k + j] = i;
+		k += got;
+		if (!dpv_eth_tso_done(to_tso(frames[i])))
+			break;                    /* the rest of it goes first next time */
+	}
+	return k;
+}
+
 uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n)
 {
-	uint16_t sent;
+	struct rte_mbuf *pkts[BURST_PKTS];
+	uint16_t owner[BURST_PKTS], k, sent, taken;
 
+	k = gather_packets(txq, frames, n, pkts, owner);
 	rte_spinlock_lock(&txq->q->lock);
-	sent = rte_eth_tx_burst(txq->port->port_id, txq->q->qid, (struct rte_mbuf **)frames, n);
+	sent = k ? rte_eth_tx_burst(txq->port->port_id, txq->q->qid, pkts, k) : 0;
 	rte_spinlock_unlock(&txq->q->lock);
-	return sent;
+	for (uint16_t j = 0; j < sent; j++)
+		txq->cnt.bytes += pkts[j]->pkt_len;
+	txq->cnt.frames += sent;
+	/* packets of TSO frames the port did not take go back to their frames */
+	for (uint16_t j = k; j > sent; j--)
+		if (is_tso(frames[owner[j - 1]]))
+			dpv_eth_tso_unget(to_tso(frames[owner[j - 1]]), 1);
+	/* frames wholly taken: those before the first packet not sent, if complete */
+	taken = sent < k ? owner[sent] : (k ? owner[k - 1] + 1 : 0);
+	if (taken > 0 && sent == k && is_tso(frames[taken - 1]) &&
+	    !dpv_eth_tso_done(to_tso(frames[taken - 1])))
+		taken--;
+	for (uint16_t i = 0; i < taken; i++)
+		if (is_tso(frames[i]))
+			dpv_eth_tso_free(to_tso(frames[i]));
+	return taken;
 }
 
 void dpv_eth_tx_drop(void *frame)
 {
-	rte_pktmbuf_free(frame);
+	if (is_tso(frame))
+		dpv_eth_tso_free(to_tso(frame));
+	else
+		rte_pktmbuf_free(frame);
 }
 
 void dpv_eth_tx_reap(struct dpv_txq *txq)

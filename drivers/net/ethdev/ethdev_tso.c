@@ -1,0 +1,174 @@
+/* Software TSO. Posting a TSO WR builds a segmenter: a copy of the WR's header (tso.hdr is
+ * read while posting, as the man page says), the payload's gather list, and, for an INLINE
+ * payload, a framework copy of it. Segments are generated when the port has room for them, a
+ * burst at a time, so a WR of max_tso bytes in 1-byte segments needs no more mbufs than a
+ * burst. Each segment is a fresh header mbuf (lib/offload patches lengths, ID, sequence,
+ * flags) followed by the payload attached from the MR (or copied), checksummed in software.
+ * The attached pieces of all segments share one shared-info structure; the segmenter holds a
+ * reference of its own until the last segment exists, so the WR is released only when the
+ * PMD freed the last piece. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "ethdev_priv.h"
+
+#define TSO_PEND 64
+#define TSO_HDR_MAX 512
+
+struct tso_frame {
+	struct dpv_wqe *wqe;
+	struct dpv_hdr_info info;
+	uint16_t hdr_len, mss;
+	uint32_t nseg, next;              /* segments in all; the next one to generate */
+	uint32_t left;                    /* payload bytes not yet in a segment */
+	struct cursor cur;
+	struct zc_ctx *z;                 /* NULL: the payload is copied into the segments */
+	void *store;                      /* INLINE payload copied while posting */
+	uint16_t npend, pend_off;         /* pend[pend_off, npend): generated, not yet taken */
+	struct rte_mbuf *pend[TSO_PEND];
+	struct dpv_tx_seg seg[32];
+	uint8_t hdr[TSO_HDR_MAX];
+};
+
+int dpv_eth_tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+		      const struct dpv_hdr_info *info, void **frame)
+{
+	struct tso_frame *t;
+	bool zc = txq->port->zero_copy && wr->len > txq->copy_max;
+
+	if (wr->tso_hdr_len > TSO_HDR_MAX || wr->nseg > RTE_DIM(t->seg))
+		return -EINVAL;
+	t = rte_malloc("dpv_tso", sizeof(*t), RTE_CACHE_LINE_SIZE);
+	if (t == NULL)
+		return -ENOMEM;
+	*t = (struct tso_frame){ .wqe = wr->wqe, .info = *info, .hdr_len = wr->tso_hdr_len,
+				 .mss = wr->mss, .nseg = dpv_tso_segments(wr->len, wr->mss),
+				 .left = wr->len };
+	memcpy(t->hdr, wr->tso_hdr, wr->tso_hdr_len);
+	memcpy(t->seg, wr->seg, wr->nseg * sizeof(wr->seg[0]));
+	t->cur = (struct cursor){ .seg = t->seg, .nseg = wr->nseg };
+	if ((wr->flags & DPV_TX_INLINE) && wr->len > 0) {
+		/* the application may reuse an inline payload at once: keep a copy */
+		uint8_t *store = rte_malloc("dpv_tso_inline", wr->len, 0);
+		struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
+
+		if (store == NULL) {
+			rte_free(t);
+			return -ENOMEM;
+		}
+		for (uint32_t off = 0; off < wr->len; ) {
+			const uint8_t *p;
+			uint32_t take = cursor_take(&c, wr->len - off, &p);
+
+			memcpy(store + off, p, take);
+			off += take;
+		}
+		t->store = store;
+		t->seg[0] = (struct dpv_tx_seg){ store, wr->len };
+		t->cur.nseg = 1;
+	}
+	if (zc && (t->z = dpv_eth_zc_get(txq, wr->wqe, 1)) != NULL) {
+		t->z->store = t->store;           /* freed with the last piece */
+		t->store = NULL;
+	}
+	*frame = (void *)((uintptr_t)t | FRAME_TSO);
+	return 0;
+}
+
+/* The segmenter made its last segment: it holds no application memory any more. */
+static void tso_finished(struct tso_frame *t)
+{
+	if (t->z != NULL) {
+		dpv_eth_zc_put(t->z);             /* released when the PMD frees the last piece */
+		t->z = NULL;
+	} else {
+		rte_free(t->store);
+		t->store = NULL;
+		dpv_tx_released(t->wqe);          /* every byte was copied */
+	}
+}
+
+static struct rte_mbuf *tso_segment(struct dpv_txq *txq, struct tso_frame *t)
+{
+	uint32_t len = RTE_MIN(t->left, (uint32_t)t->mss);
+	struct rte_mbuf *m = dpv_eth_mbuf(txq);
+	int rc = -ENOMEM;
+
+	if (m == NULL)
+		return NULL;
+	rte_memcpy(rte_pktmbuf_mtod(m, uint8_t *), t->hdr, t->hdr_len);
+	m->data_len = t->hdr_len;
+	m->pkt_len = t->hdr_len;
+	dpv_tso_header(rte_pktmbuf_mtod(m, uint8_t *), &t->info, t->next, t->nseg, len, t->mss);
+	if (len > 0 && t->z != NULL) {
+		struct cursor saved = t->cur;
+
+		rc = dpv_eth_attach(txq, &t->cur, len, &m, t->z);
+		if (rc != 0)
+			t->cur = saved;
+	}
+	if (rc != 0 && len > 0)
+		rc = dpv_eth_copy(txq, &t->cur, len, &m);
+	if (rc != 0 && len > 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	dpv_sw_csum(m, &t->info);
+	t->left -= len;
+	txq->cnt.tso_segments_sw++;
+	if (++t->next == t->nseg)
+		tso_finished(t);
+	return m;
+}
+
+uint16_t dpv_eth_tso_next(struct dpv_txq *txq, struct tso_frame *t, struct rte_mbuf **pkts,
+			  uint16_t max)
+{
+	uint16_t n = 0;
+
+	while (n < max) {
+		if (t->pend_off == t->npend) {
+			if (t->next == t->nseg)
+				break;
+			t->pend_off = t->npend = 0;
+			while (t->npend < TSO_PEND && t->next < t->nseg) {
+				struct rte_mbuf *m = tso_segment(txq, t);
+
+				if (m == NULL)
+					break;              /* out of mbufs: try again later */
+				t->pend[t->npend++] = m;
+			}
+			if (t->npend == 0)
+				break;
+		}
+		pkts[n++] = t->pend[t->pend_off++];
+	}
+	return n;
+}
+
+void dpv_eth_tso_unget(struct tso_frame *t, uint16_t n)
+{
+	t->pend_off -= n;
+}
+
+bool dpv_eth_tso_done(const struct tso_frame *t)
+{
+	return t->next == t->nseg && t->pend_off == t->npend;
+}
+
+/* Taken by the port (nothing pending), or dropped (flush): free what is left. */
+void dpv_eth_tso_free(struct tso_frame *t)
+{
+	for (uint16_t i = t->pend_off; i < t->npend; i++)
+		rte_pktmbuf_free(t->pend[i]);
+	if (t->next != t->nseg) {
+		t->next = t->nseg;
+		tso_finished(t);
+	}
+	rte_free(t);
+}

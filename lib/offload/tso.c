@@ -1,0 +1,73 @@
+/* Software TSO: the header of segment i of a TCP payload cut into mss-byte pieces. What
+ * changes per segment (the contract of doc/offload.md): IPv4 total length, ID + i (mod 2^16)
+ * and header checksum; IPv6 payload length; TCP sequence + i * mss; FIN and PSH on the last
+ * segment only, CWR on the first only. VLAN tags and IP/TCP options are copied unchanged. */
+#include <string.h>
+
+#include "dpv_offload.h"
+
+#define TCP_FIN 0x01
+#define TCP_PSH 0x08
+#define TCP_CWR 0x80
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+uint32_t dpv_tso_segments(uint32_t payload, uint32_t mss)
+{
+	return payload == 0 ? 1 : (payload + mss - 1) / mss;
+}
+
+void dpv_tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uint32_t nseg,
+		    uint32_t seg_payload, uint32_t mss)
+{
+	uint8_t *l3 = h + info->l2_len, *tcp = l3 + info->l3_len;
+	uint8_t flags = tcp[13];
+
+	if (info->l3 == DPV_L3_IPV4) {
+		put16(l3 + 2, (uint16_t)(info->l3_len + info->l4_len + seg_payload));
+		put16(l3 + 4, (uint16_t)(get16(l3 + 4) + i));
+		put16(l3 + 10, 0);
+		put16(l3 + 10, dpv_ipv4_hdr_cksum(l3, info->l3_len));
+	} else {
+		put16(l3 + 4, (uint16_t)(info->l3_len - 40 + info->l4_len + seg_payload));
+	}
+	put32(tcp + 4, get32(tcp + 4) + i * mss);
+	if (i != nseg - 1)
+		flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
+	if (i != 0)
+		flags &= (uint8_t)~TCP_CWR;
+	tcp[13] = flags;
+	put16(tcp + 16, 0);
+}
+
+uint16_t dpv_ipv4_hdr_cksum(const uint8_t *ip, uint16_t len)
+{
+	uint32_t sum = 0;
+
+	for (uint16_t k = 0; k + 1 < len; k += 2)
+		if (k != 10)
+			sum += get16(ip + k);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
