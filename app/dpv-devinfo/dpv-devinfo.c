@@ -69,6 +69,7 @@ static int show(struct ibv_device *dev, bool verbose)
 		print_offloads("hardware offloads:", info.hw_offloads);
 		print_offloads("software offloads:", info.sw_offloads);
 		printf("\ttx_done_cleanup:\t%s\n", info.tx_done_cleanup ? "yes" : "no");
+		printf("\ttx_max_segs:\t\t%u\n", info.tx_max_segs);
 		printf("\tsends:\t\t\t%s\n", info.zero_copy ? "zero-copy from MRs" :
 		       "copied into pool mbufs");
 	}

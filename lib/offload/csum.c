@@ -47,6 +47,32 @@ static uint32_t pseudo_sum(const struct dpv_hdr_info *info, const void *l3, uint
 	}
 }
 
+/* The one's-complement sum of @len bytes from @off of a chain, any segment lengths. DPDK
+ * 22.11's rte_raw_cksum_mbuf truncates a segment's 32-bit sum to 16 bits before byte-swapping
+ * it after an odd-length segment, which loses carries: checksums went wrong on the wire. */
+static uint16_t chain_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint64_t sum = 0;
+	uint32_t done = 0;
+
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	for (; m != NULL && len > 0; m = m->next, off = 0) {
+		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - off);
+		uint32_t s = __rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, off), n, 0);
+		uint16_t folded = __rte_raw_cksum_reduce(s);
+
+		sum += (done & 1) ? rte_bswap16(folded) : folded;
+		done += n;
+		len -= n;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
 void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info)
 {
 	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len, l4_len, sum;
@@ -74,8 +100,7 @@ void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info)
 		return;
 	l4_len = l4_length(m, info, l3, l4_off);
 	*field = 0;
-	if (rte_raw_cksum_mbuf(m, l4_off, l4_len, &raw) != 0)
-		return;
+	raw = chain_sum(m, l4_off, l4_len);
 	sum = pseudo_sum(info, l3, l4_len) + raw;
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);

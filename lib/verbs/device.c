@@ -450,6 +450,7 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	info->tx_done_cleanup = c->tx_done_cleanup;
 	info->zero_copy = c->zero_copy;
 	info->tx_copy_max = dpv_config()->tx_copy_max;
+	info->tx_max_segs = c->max_tx_segs;
 	ctx->dev->ops->port_queues(ctx->dev->port, &info->nb_tx_queues, &info->nb_rx_queues);
 	info->mtu = c->mtu;
 	info->max_frame = c->max_frame;

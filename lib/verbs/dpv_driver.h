@@ -81,7 +81,8 @@ struct dpv_driver_ops {
 	/* A transmit queue for a QP (queues are shared when QPs outnumber them). */
 	int (*txq_attach)(struct dpv_port *port, struct dpv_txq **txq);
 	void (*txq_detach)(struct dpv_txq *txq);
-	/* Build the frame(s) of one WR at post time; inline data is copied here. The driver calls
+	/* Build the frame(s) of one WR at post time; inline data is copied here. -EMSGSIZE: the
+	 * port cannot carry what the WR asks, an execution error (IBV_WC_LOC_LEN_ERR). The driver calls
 	 * dpv_tx_released(wr->wqe) once the frame holds no application memory any more: at once
 	 * for a copied frame, from the buffers' free callback for a zero-copy one. */
 	int (*tx_build)(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame);

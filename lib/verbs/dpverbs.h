@@ -61,6 +61,7 @@ struct dpv_port_info {
 	bool tx_done_cleanup;       /* the PMD releases sent buffers on demand */
 	bool zero_copy;             /* non-inline sends go from the MR without a copy */
 	uint32_t tx_copy_max;       /* ... except frames up to this size, copied while posting */
+	uint16_t tx_max_segs;       /* mbuf segments a frame may have on this port */
 	uint16_t nb_tx_queues;      /* queues configured for QPs */
 	uint16_t nb_rx_queues;
 	uint32_t mtu;

@@ -111,6 +111,11 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 			rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
 			if (rc == 0)
 				hold_mrs(w, nb_mr);
+			if (rc == -EMSGSIZE) {        /* fails when it executes, as hardware */
+				w->status = IBV_WC_LOC_LEN_ERR;
+				w->frame = NULL;
+				rc = 0;
+			}
 		}
 	}
 	if (rc == 0) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <dpverbs.h>
@@ -36,6 +37,39 @@ static inline int test_done(const char *name)
 	return t_fail != 0 || t_pass == 0;
 }
 
+/* With DPV_TEST_READY and DPV_TEST_GO set (by a harness that captures on the port's
+ * interface): say the port exists, then wait (at most 20 s) until the harness is ready. */
+static inline void test_handshake(void)
+{
+	const char *ready = getenv("DPV_TEST_READY"), *go = getenv("DPV_TEST_GO");
+	FILE *f;
+
+	if (ready == NULL || go == NULL)
+		return;
+	f = fopen(ready, "w");
+	if (f != NULL)
+		fclose(f);
+	for (int i = 0; i < 2000 && access(go, F_OK) != 0; i++)
+		usleep(10000);
+}
+
+/* Before closing a tap port: deleting the interface drops what the kernel and the capture
+ * have not taken yet. With DPV_TEST_DONE and DPV_TEST_CLOSE set, say the sending is over and
+ * wait (at most 30 s) until the harness has its capture. */
+static inline void test_settle(void)
+{
+	const char *done = getenv("DPV_TEST_DONE"), *close_ok = getenv("DPV_TEST_CLOSE");
+	FILE *f;
+
+	if (done == NULL || close_ok == NULL)
+		return;
+	f = fopen(done, "w");
+	if (f != NULL)
+		fclose(f);
+	for (int i = 0; i < 3000 && access(close_ok, F_OK) != 0; i++)
+		usleep(10000);
+}
+
 /* Open the device whose name is @name (NULL: the first one); exits when there is none. */
 static inline struct ibv_context *test_open(const char *name)
 {
@@ -56,6 +90,7 @@ static inline struct ibv_context *test_open(const char *name)
 		fprintf(stderr, "no device %s\n", name ? name : "at all");
 		exit(1);
 	}
+	test_handshake();
 	return ctx;
 }
 

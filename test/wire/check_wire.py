@@ -95,7 +95,11 @@ def main():
             passed += 1
         else:
             failed += 1
-            print(f"FAIL: frame {i}: expected {kind} {want.hex()}\n      got          {got.hex()}")
+            diff = next((k for k in range(min(len(want), len(got))) if want[k] != got[k]),
+                        min(len(want), len(got)))
+            lo = max(0, diff - 16)
+            print(f"FAIL: frame {i} ({len(got)} bytes, {len(want)} expected) differs at byte {diff}:"
+                  f" expected ..{want[lo:diff + 16].hex()}.. got ..{got[lo:diff + 16].hex()}..")
     print(f"wire: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -367,6 +367,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	test_settle();
 	CHECK_EQ(ibv_close_device(ctx), 0);               /* the pcap file is complete now */
 	fclose(expect);
 	return test_done("post_send");

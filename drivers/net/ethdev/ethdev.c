@@ -112,7 +112,8 @@ static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 	caps->max_rx_queues = info.max_rx_queues;
 	caps->max_tx_desc = info.tx_desc_lim.nb_max;
 	caps->max_rx_desc = info.rx_desc_lim.nb_max;
-	caps->max_tx_segs = info.tx_desc_lim.nb_seg_max ? info.tx_desc_lim.nb_seg_max : 1;
+	caps->max_tx_segs = p->started ? p->max_segs :
+			    (info.tx_desc_lim.nb_seg_max ? info.tx_desc_lim.nb_seg_max : 1);
 	caps->hw_offloads = offloads_from_dpdk(info.tx_offload_capa);
 	caps->max_tso = caps->hw_offloads & DPV_OFFLOAD_TCP_TSO ? 65535 : 0;
 	caps->tx_done_cleanup = p->tx_done_cleanup;
@@ -191,6 +192,12 @@ static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info
 	rte_eth_dev_get_mtu(p->port_id, &mtu);
 	p->mtu = mtu;
 	p->is_tap = strcmp(info->driver_name, "net_tap") == 0;
+	/* net_tap 22.11 sums the L4 checksum segment by segment and goes wrong after a segment
+	 * of odd length */
+	p->odd_segs_csum = !p->is_tap;
+	/* net_tap refuses, without a word, frames longer than MTU + Ethernet + VLAN + CRC */
+	p->max_tx_frame = p->is_tap ? p->mtu + RTE_ETHER_HDR_LEN + 4 + RTE_ETHER_CRC_LEN :
+				      UINT32_MAX;
 	p->max_segs = RTE_MIN(info->tx_desc_lim.nb_seg_max ? info->tx_desc_lim.nb_seg_max : 1,
 			      info->tx_desc_lim.nb_mtu_seg_max ? info->tx_desc_lim.nb_mtu_seg_max :
 			      UINT16_MAX);

@@ -85,6 +85,8 @@ struct dpv_port {
 	uint64_t tx_offloads;      /* enabled at configure time */
 	uint32_t mtu;
 	bool is_tap;               /* rte_gso inside: IPv4 only, CWR on every segment */
+	bool odd_segs_csum;        /* its L4 checksum is right over odd-length mbuf segments */
+	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	int policy;                /* enum dpv_offload_policy */
 	struct rte_mempool *zc_mp;
 	TAILQ_HEAD(, dpv_txq) txqs;          /* the QPs' handles, for statistics */

@@ -238,6 +238,15 @@ static int build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, uint32_t copy_
 	return 0;
 }
 
+/* Every segment but the last of an even length (see odd_segs_csum). */
+static bool segments_even(const struct rte_mbuf *m)
+{
+	for (; m->next != NULL; m = m->next)
+		if (m->data_len & 1)
+			return false;
+	return true;
+}
+
 /* Which checksums of this frame the port computes; the rest are computed here. */
 static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct dpv_hdr_info *info)
 {
@@ -247,7 +256,8 @@ static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct d
 		      (tcp || info->l4_proto == IPPROTO_UDP);
 	uint64_t l4_capa = tcp ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM : RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM);
-	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa);
+	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) &&
+		     (p->odd_segs_csum || segments_even(m));
 
 	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || info->l3 == DPV_L3_NONE ||
 	    (!hw_l4 && (!hw_ip || has_l4))) {
@@ -292,9 +302,20 @@ static bool tso_in_hw(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 	if ((uint32_t)wr->mss + info->l3_len + info->l4_len > p->mtu ||
 	    payload + wr->tso_hdr_len > 65535)
 		return false;
+	/* net_tap counts the Ethernet header in its segment size */
+	if (p->is_tap && (uint32_t)wr->mss + wr->tso_hdr_len > p->mtu)
+		return false;
 	/* net_tap segments with rte_gso: IPv4 only, and CWR kept on every segment */
 	if (p->is_tap && (info->l3 != DPV_L3_IPV4 || (tcp[13] & TCP_CWR)))
 		return false;
+	/* the segments' checksums need even pieces where the port sums piece by piece */
+	if (!p->odd_segs_csum) {
+		if (wr->mss & 1)
+			return false;
+		for (uint16_t i = 0; i + 1 < wr->nseg; i++)
+			if (wr->seg[i].len & 1)
+				return false;
+	}
 	return true;
 }
 
@@ -363,6 +384,9 @@ static int tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 	}
 	if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE)
 		return -EINVAL;                   /* as mlx5 without the offload */
+	/* segments the port would refuse: the WR fails when it executes (LOC_LEN_ERR) */
+	if ((uint32_t)wr->tso_hdr_len + RTE_MIN(wr->len, (uint32_t)wr->mss) > txq->port->max_tx_frame)
+		return -EMSGSIZE;
 	txq->cnt.tso_sw++;
 	return dpv_eth_tso_build(txq, wr, &info, frame);
 }
