@@ -261,6 +261,44 @@ static void ip_csum(void)
 	CHECK_EQ(post1(qp, 71, s, 1, IBV_SEND_IP_CSUM | IBV_SEND_SIGNALED), 0);
 	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
 	expect_frame("csum", f6, 154);
+
+	/* IPv4/TCP and IPv6/UDP with garbage in the checksums */
+	memcpy(f4, udp4, 14);
+	memcpy(f4 + 14, "\x45\x00\x00\x50\x00\x02\x40\x00\x40\x06\x99\x99\x0a\x00\x00\x01"
+			"\x0a\x00\x00\x02\x30\x39\x00\x50\x00\x00\x00\x09\x00\x00\x00\x00"
+			"\x50\x10\x10\x00\x77\x77\x00\x00", 40);
+	for (int i = 54; i < 94; i++)
+		f4[i] = (uint8_t)(i * 5);
+	s[0] = (struct ibv_sge){ (uintptr_t)f4, 94, mr->lkey };
+	CHECK_EQ(post1(qp, 72, s, 1, IBV_SEND_IP_CSUM | IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
+	expect_frame("csum", f4, 94);
+	memcpy(f6, tcp6, 54);
+	f6[20] = 17;                                      /* next header UDP */
+	f6[19] = 48;                                      /* payload length */
+	memcpy(f6 + 54, "\x30\x39\x00\x35\x00\x30\xee\xee", 8);
+	for (int i = 62; i < 102; i++)
+		f6[i] = (uint8_t)(i * 11);
+	s[0] = (struct ibv_sge){ (uintptr_t)f6, 102, mr->lkey };
+	CHECK_EQ(post1(qp, 73, s, 1, IBV_SEND_IP_CSUM | IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
+	expect_frame("csum", f6, 102);
+
+	/* ARP passes unchanged; an IPv4 fragment gets its header checksum, its UDP one untouched */
+	memcpy(f4, "\xff\xff\xff\xff\xff\xff\x02\x00\x00\x00\x00\x01\x08\x06"
+		   "\x00\x01\x08\x00\x06\x04\x00\x01\x02\x00\x00\x00\x00\x01\x0a\x00\x00\x01"
+		   "\x00\x00\x00\x00\x00\x00\x0a\x00\x00\x02", 42);
+	memset(f4 + 42, 0, 18);
+	s[0] = (struct ibv_sge){ (uintptr_t)f4, 60, mr->lkey };
+	CHECK_EQ(post1(qp, 74, s, 1, IBV_SEND_IP_CSUM | IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
+	expect_frame("raw", f4, 60);
+	memcpy(f4, udp4, sizeof(udp4));
+	f4[20] = 0x20;                                    /* MF: first fragment */
+	s[0] = (struct ibv_sge){ (uintptr_t)f4, 200, mr->lkey };
+	CHECK_EQ(post1(qp, 75, s, 1, IBV_SEND_IP_CSUM | IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
+	expect_frame("ip", f4, 200);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
