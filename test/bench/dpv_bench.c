@@ -1,6 +1,7 @@
 /* dpv-bench: RAW_PACKET SEND rate through verbs, one thread, to the first device (net_null in
  * the benchmark suite). Prints one "Mpps <value>" line per second of the run.
- *   dpv-bench [-m inline|zc] [-b burst] [-s size] [-t seconds] */
+ *   dpv-bench [-m inline|zc] [-b burst] [-s size] [-t seconds] [-c]
+ * -c: UDP/IPv4 frames sent with IBV_SEND_IP_CSUM (the checksum cost, by difference). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ static struct ibv_qp *rts_qp(struct ibv_pd *pd, struct ibv_cq *cq, uint32_t inl)
 int main(int argc, char **argv)
 {
 	int burst = 32, size = 64, seconds = 5, c;
-	bool inl = false;
+	bool inl = false, csum = false;
 	struct ibv_device **devs;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -55,12 +56,13 @@ int main(int argc, char **argv)
 	uint64_t posted = 0, last = 0;
 	double start, mark;
 
-	while ((c = getopt(argc, argv, "m:b:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, "m:b:s:t:c")) != -1) {
 		switch (c) {
 		case 'm': inl = strcmp(optarg, "inline") == 0; break;
 		case 'b': burst = atoi(optarg); break;
 		case 's': size = atoi(optarg); break;
 		case 't': seconds = atoi(optarg); break;
+		case 'c': csum = true; break;
 		default: return 2;
 		}
 	}
@@ -88,6 +90,16 @@ int main(int argc, char **argv)
 		memset(f + 6, 0x02, 6);
 		f[12] = 0x88;
 		f[13] = 0xb5;
+		if (csum) {                    /* IPv4/UDP, garbage checksums */
+			uint8_t ip[28] = { 0x45, 0, (uint8_t)((size - 14) >> 8), (uint8_t)(size - 14),
+					   0, 1, 0, 0, 64, 17, 0xaa, 0xbb, 10, 0, 0, 1, 10, 0, 0, 2,
+					   0x30, 0x39, 0, 53, (uint8_t)((size - 34) >> 8),
+					   (uint8_t)(size - 34), 0xcc, 0xdd };
+
+			f[12] = 0x08;
+			f[13] = 0x00;
+			memcpy(f + 14, ip, sizeof(ip));
+		}
 		sge[i] = (struct ibv_sge){ (uintptr_t)f, (uint32_t)size, mr->lkey };
 		wr[i] = (struct ibv_send_wr){ .wr_id = i, .sg_list = &sge[i], .num_sge = 1,
 					      .opcode = IBV_WR_SEND,
@@ -101,6 +113,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < burst; k++) {
 			wr[base + k].next = k + 1 < burst ? &wr[base + k + 1] : NULL;
 			wr[base + k].send_flags = (inl ? IBV_SEND_INLINE : 0) |
+						  (csum ? IBV_SEND_IP_CSUM : 0) |
 						  (k + 1 == burst ? IBV_SEND_SIGNALED : 0);
 		}
 		rc = ibv_post_send(qp, &wr[base], &bad);
