@@ -250,9 +250,10 @@ int main(int argc, char **argv)
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);            /* the pcap file is complete */
 	ibv_free_device_list(devs);
-	if (wrs < 0)
-		return 1;
-	if (o.verify && o.pcap != NULL)
-		return verify(o.pcap, s, len) == 0 ? 0 : 1;
-	return 0;
+	c = wrs < 0 || (o.verify && o.pcap != NULL && verify(o.pcap, s, len) != 0);
+	if (o.file != NULL)
+		munmap(s, len);
+	else
+		free(s);
+	return c;
 }

@@ -219,6 +219,7 @@ static int eth_port_start(struct dpv_port *p)
 	if (p->started)
 		return 0;
 	p->policy = (int)dpv_config()->offload_policy;
+	rte_spinlock_init(&p->txqs_lock);
 	TAILQ_INIT(&p->txqs);
 	memset(&p->gone, 0, sizeof(p->gone));
 	rc = rte_eth_dev_info_get(p->port_id, &info);
@@ -294,21 +295,23 @@ static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 	struct eth_queue *best = NULL;
 	struct dpv_txq *t;
 
-	for (uint16_t q = 0; q < p->nb_txq; q++)
-		if (best == NULL || p->txq[q].users < best->users)
-			best = &p->txq[q];
-	if (best == NULL)
+	if (p->nb_txq == 0)
 		return -ENODEV;
 	t = rte_zmalloc_socket("dpv_txq", sizeof(*t), RTE_CACHE_LINE_SIZE,
 			       rte_eth_dev_socket_id(p->port_id));
 	if (t == NULL)
 		return -ENOMEM;
+	rte_spinlock_lock(&p->txqs_lock);
+	for (uint16_t q = 0; q < p->nb_txq; q++)
+		if (best == NULL || p->txq[q].users < best->users)
+			best = &p->txq[q];
 	*t = (struct dpv_txq){ .port = p, .q = best, .mp = p->mp, .ext_mp = p->ext_mp,
 			       .zc_mp = p->zc_mp,
 			       .small_max = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM,
 			       .copy_max = dpv_config()->tx_copy_max };
 	best->users++;
 	TAILQ_INSERT_TAIL(&p->txqs, t, next);
+	rte_spinlock_unlock(&p->txqs_lock);
 	*txq = t;
 	return 0;
 }
@@ -328,11 +331,15 @@ static void counters_add(struct tx_counters *to, const struct tx_counters *c)
 
 static void eth_txq_detach(struct dpv_txq *txq)
 {
+	struct dpv_port *p = txq->port;
+
 	if (txq->nb_stash)
 		rte_pktmbuf_free_bulk(txq->stash, txq->nb_stash);
+	rte_spinlock_lock(&p->txqs_lock);
 	txq->q->users--;
-	counters_add(&txq->port->gone, &txq->cnt);
-	TAILQ_REMOVE(&txq->port->txqs, txq, next);
+	counters_add(&p->gone, &txq->cnt);
+	TAILQ_REMOVE(&p->txqs, txq, next);
+	rte_spinlock_unlock(&p->txqs_lock);
 	rte_free(txq);
 }
 
@@ -345,11 +352,14 @@ static int eth_set_offload_policy(struct dpv_port *p, int policy)
 /* Counters of live handles are read without their QPs' locks: a snapshot, not a barrier. */
 static void eth_port_stats(struct dpv_port *p, struct dpv_port_stats *st)
 {
-	struct tx_counters sum = p->gone;
+	struct tx_counters sum;
 	struct dpv_txq *t;
 
+	rte_spinlock_lock(&p->txqs_lock);
+	sum = p->gone;
 	TAILQ_FOREACH(t, &p->txqs, next)
 		counters_add(&sum, &t->cnt);
+	rte_spinlock_unlock(&p->txqs_lock);
 	*st = (struct dpv_port_stats){
 		.tx_frames = sum.frames, .tx_bytes = sum.bytes, .tx_copied = sum.copied,
 		.tx_zero_copy = sum.zero_copy, .tso_hw = sum.tso_hw, .tso_sw = sum.tso_sw,

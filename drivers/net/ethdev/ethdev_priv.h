@@ -89,6 +89,7 @@ struct dpv_port {
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	int policy;                /* enum dpv_offload_policy */
 	struct rte_mempool *zc_mp;
+	rte_spinlock_t txqs_lock;            /* attach, detach and statistics */
 	TAILQ_HEAD(, dpv_txq) txqs;          /* the QPs' handles, for statistics */
 	struct tx_counters gone;             /* counters of detached handles */
 };
