@@ -19,6 +19,7 @@ testpmd_run() {
 		--forward-mode=txonly --txpkts="$1" --burst="$2" --nb-cores=1 --stats-period=1 \
 		--auto-start --no-lsc-interrupt 2>/dev/null |
 		awk '/Tx-pps:/ {n++; if (n > 1) printf "%.3f\n", $2 / 1e6}'
+	rm -rf "/var/run/dpdk/dpv-bench-tpmd-$$"     # testpmd leaves its runtime directory
 }
 
 # dpv-bench on lcore 1 too, so both run on the same core.

@@ -15,6 +15,7 @@ for r in $(seq "$rounds"); do
 	"$ref" -l 1 --no-pci --vdev=net_null0 --in-memory --file-prefix=dpv-gso-$$ \
 		--log-level=lib.eal:error -- -t 4 2>/dev/null | awk '/^Gbps/ {print $2}' | tail -n +2 |
 		median >> /tmp/dpv-bench-gso.$$
+	rm -rf "/var/run/dpdk/dpv-gso-$$"            # gso-ref leaves its runtime directory
 done
 d=$(median < /tmp/dpv-bench-tso.$$); g=$(median < /tmp/dpv-bench-gso.$$)
 rm -f /tmp/dpv-bench-tso.$$ /tmp/dpv-bench-gso.$$
