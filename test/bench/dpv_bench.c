@@ -8,8 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <infiniband/verbs.h>
-#include <dpverbs.h>
+#include "dpv_test.h"
 
 #define DEPTH 1024
 
@@ -19,23 +18,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static struct ibv_qp *rts_qp(struct ibv_pd *pd, struct ibv_cq *cq, uint32_t inl)
-{
-	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
-				      .cap = { .max_send_wr = DEPTH, .max_send_sge = 1,
-					       .max_inline_data = inl } };
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-	struct ibv_qp_attr s = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	if (qp == NULL || ibv_modify_qp(qp, &s, IBV_QP_STATE | IBV_QP_PORT))
-		return NULL;
-	s.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &s, IBV_QP_STATE))
-		return NULL;
-	s.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &s, IBV_QP_STATE) ? NULL : qp;
 }
 
 int main(int argc, char **argv)
@@ -76,8 +58,9 @@ int main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, DEPTH, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, frames, sizeof(frames), 0);
-	qp = rts_qp(pd, cq, inl ? (uint32_t)size : 0);
-	if (qp == NULL || mr == NULL) {
+	qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = DEPTH, .max_send_sge = 1,
+						      .max_inline_data = inl ? (uint32_t)size : 0 });
+	if (mr == NULL) {
 		perror("setup");
 		return 1;
 	}
