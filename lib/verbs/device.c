@@ -253,6 +253,7 @@ static void verbs_stop(void)
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);
+	dpv_qp_zombies_free();
 }
 
 __attribute__((constructor)) static void verbs_register_stop(void)

@@ -12,6 +12,24 @@
 
 static uint32_t next_qpn = 0x100;
 
+/* Destroyed QPs whose port still held sent buffers: their SQ stays (the buffers' callbacks
+ * write into it) until the ports are closed at exit. */
+static pthread_mutex_t zombies_lock = PTHREAD_MUTEX_INITIALIZER;
+static TAILQ_HEAD(, dpv_qp) zombies = TAILQ_HEAD_INITIALIZER(zombies);
+
+void dpv_qp_zombies_free(void)
+{
+	struct dpv_qp *qp;
+
+	pthread_mutex_lock(&zombies_lock);
+	while ((qp = TAILQ_FIRST(&zombies)) != NULL) {
+		TAILQ_REMOVE(&zombies, qp, scq_next);
+		dpv_sq_fini(qp);
+		free(qp);
+	}
+	pthread_mutex_unlock(&zombies_lock);
+}
+
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
 			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \
 			 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH | \
@@ -158,6 +176,10 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (drained) {
 		dpv_sq_fini(qp);
 		free(qp);
+	} else {
+		pthread_mutex_lock(&zombies_lock);
+		TAILQ_INSERT_TAIL(&zombies, qp, scq_next);
+		pthread_mutex_unlock(&zombies_lock);
 	}
 	return 0;
 }

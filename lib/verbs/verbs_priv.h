@@ -272,6 +272,8 @@ void dpv_sq_flush(struct dpv_qp *qp);
  * free slots, no completion; QP lock held. Returns false if the driver kept buffers (then the
  * SQ memory must not be freed). */
 bool dpv_sq_reset(struct dpv_qp *qp);
+/* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
+void dpv_qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 
 /* Context op slots implemented in pd.c and qp.c. */
