@@ -100,7 +100,7 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 		free(cq);
 		return dpv_fail_ptr(-ENOMEM);
 	}
-	rte_spinlock_init(&cq->lock);
+	dpv_spinlock_init(&cq->lock);
 	pthread_mutex_init(&cq->qps_lock, NULL);
 	TAILQ_INIT(&cq->qps);
 	cq->ibcq.context = context;
@@ -172,10 +172,10 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	ring = calloc((uint32_t)cqe + 1, sizeof(*ring));
 	if (ring == NULL)
 		return ENOMEM;
-	rte_spinlock_lock(&cq->lock);
+	dpv_spinlock_lock(&cq->lock);
 	n = cq_count(cq);
 	if (n > (uint32_t)cqe) {
-		rte_spinlock_unlock(&cq->lock);
+		dpv_spinlock_unlock(&cq->lock);
 		free(ring);
 		return EINVAL;     /* as the kernel: fewer entries than completions waiting */
 	}
@@ -187,7 +187,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->head = 0;
 	cq->tail = n;
 	ibcq->cqe = cqe;
-	rte_spinlock_unlock(&cq->lock);
+	dpv_spinlock_unlock(&cq->lock);
 	free(old);
 	return 0;
 }
@@ -197,7 +197,7 @@ int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
 	bool overrun_now = false;
 	int rc = 0;
 
-	rte_spinlock_lock(&cq->lock);
+	dpv_spinlock_lock(&cq->lock);
 	if ((cq->tail + 1) % cq->size == cq->head) {
 		overrun_now = !cq->overrun;
 		cq->overrun = true;
@@ -209,7 +209,7 @@ int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
 				  cqe->solicited))
 			cq_fire(cq);
 	}
-	rte_spinlock_unlock(&cq->lock);
+	dpv_spinlock_unlock(&cq->lock);
 	if (overrun_now) {
 		struct ibv_async_event ev = { .element.cq = &cq->ibcq, .event_type = IBV_EVENT_CQ_ERR };
 
@@ -244,7 +244,7 @@ void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 {
 	uint32_t keep = 0, n;
 
-	rte_spinlock_lock(&cq->lock);
+	dpv_spinlock_lock(&cq->lock);
 	n = cq_count(cq);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dpv_cqe *e = &cq->ring[(cq->head + i) % cq->size];
@@ -253,7 +253,7 @@ void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 			cq->ring[(cq->head + keep++) % cq->size] = *e;
 	}
 	cq->tail = (cq->head + keep) % cq->size;
-	rte_spinlock_unlock(&cq->lock);
+	dpv_spinlock_unlock(&cq->lock);
 }
 
 static void cq_progress(struct dpv_cq *cq)
@@ -277,7 +277,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	cq_progress(cq);
-	rte_spinlock_lock(&cq->lock);
+	dpv_spinlock_lock(&cq->lock);
 	while (got < n && cq->head != cq->tail) {
 		const struct dpv_cqe *e = &cq->ring[cq->head];
 
@@ -287,7 +287,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 			__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
 		cq->head = (cq->head + 1) % cq->size;
 	}
-	rte_spinlock_unlock(&cq->lock);
+	dpv_spinlock_unlock(&cq->lock);
 	return got;
 }
 
@@ -297,12 +297,12 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
 
-	rte_spinlock_lock(&cq->lock);
+	dpv_spinlock_lock(&cq->lock);
 	cq->armed = true;
 	cq->solicited_only = solicited_only != 0;
 	if (cq->head != cq->tail && !solicited_only)
 		cq_fire(cq);
-	rte_spinlock_unlock(&cq->lock);
+	dpv_spinlock_unlock(&cq->lock);
 	return 0;
 }
 

@@ -34,7 +34,7 @@ int dpv_mr_table_init(struct dpv_context *ctx)
 		return -ENOMEM;
 	}
 	t->size = size;
-	rte_spinlock_init(&t->lock);
+	dpv_spinlock_init(&t->lock);
 	ctx->mrs = t;
 	return 0;
 }
@@ -50,7 +50,7 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
 	int rc = -ENOMEM;
 
-	rte_spinlock_lock(&t->lock);
+	dpv_spinlock_lock(&t->lock);
 	for (uint32_t n = 0; n < t->size; n++) {
 		uint32_t i = (t->free_hint + n) % t->size;
 
@@ -62,15 +62,15 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 			break;
 		}
 	}
-	rte_spinlock_unlock(&t->lock);
+	dpv_spinlock_unlock(&t->lock);
 	return rc;
 }
 
 static void table_remove(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
-	rte_spinlock_lock(&t->lock);
+	dpv_spinlock_lock(&t->lock);
 	t->slot[mr->ibmr.lkey & LKEY_INDEX_MASK] = NULL;
-	rte_spinlock_unlock(&t->lock);
+	dpv_spinlock_unlock(&t->lock);
 }
 
 struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t lkey,

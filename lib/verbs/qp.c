@@ -93,7 +93,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->ctx = ctx;
 	qp->pd = dpv_pd_base(pd);
 	qp->lockless = pd->td != NULL;
-	rte_spinlock_init(&qp->lock);
+	dpv_spinlock_init(&qp->lock);
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;

@@ -11,7 +11,7 @@
 
 #include <infiniband/verbs.h>
 #include <rte_log.h>
-#include <rte_spinlock.h>
+#include "dpv_lock.h"
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
@@ -118,7 +118,7 @@ struct dpv_mr {
 };
 
 struct dpv_mr_table {
-	rte_spinlock_t lock;
+	dpv_spinlock_t lock;
 	uint32_t size;
 	uint32_t free_hint;
 	struct dpv_mr **slot;      /* lkey index -> MR */
@@ -159,7 +159,7 @@ struct dpv_channel {
 
 struct dpv_cq {
 	struct ibv_cq ibcq;
-	rte_spinlock_t lock;       /* the CQE ring */
+	dpv_spinlock_t lock;       /* the CQE ring */
 	struct dpv_cqe *ring;
 	uint32_t size;             /* ring entries: cqe + 1 */
 	uint32_t head, tail;       /* tail: next written, head: next polled */
@@ -224,7 +224,7 @@ struct dpv_qp {
 	enum ibv_qp_type type;
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
-	rte_spinlock_t lock;
+	dpv_spinlock_t lock;
 	struct ibv_qp_cap cap;
 	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
 	uint8_t port_num;
@@ -243,13 +243,13 @@ static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
 static inline void dpv_qp_lock(struct dpv_qp *qp)
 {
 	if (!qp->lockless)
-		rte_spinlock_lock(&qp->lock);
+		dpv_spinlock_lock(&qp->lock);
 }
 
 static inline void dpv_qp_unlock(struct dpv_qp *qp)
 {
 	if (!qp->lockless)
-		rte_spinlock_unlock(&qp->lock);
+		dpv_spinlock_unlock(&qp->lock);
 }
 
 /* Check a state transition's attribute mask (the table of qp_state.c). */

@@ -13,7 +13,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_malloc.h>
-#include <rte_spinlock.h>
+#include "dpv_lock.h"
 
 #include "ethdev_priv.h"
 
@@ -156,7 +156,7 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL);
 		p->txq[q] = (struct eth_queue){ .qid = q };
-		rte_spinlock_init(&p->txq[q].lock);
+		dpv_spinlock_init(&p->txq[q].lock);
 	}
 	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
 		rc = rte_eth_rx_queue_setup(p->port_id, q, clamp_desc(cfg->rx_desc, &info->rx_desc_lim),
@@ -219,7 +219,7 @@ static int eth_port_start(struct dpv_port *p)
 	if (p->started)
 		return 0;
 	p->policy = (int)dpv_config()->offload_policy;
-	rte_spinlock_init(&p->txqs_lock);
+	dpv_spinlock_init(&p->txqs_lock);
 	TAILQ_INIT(&p->txqs);
 	memset(&p->gone, 0, sizeof(p->gone));
 	rc = rte_eth_dev_info_get(p->port_id, &info);
@@ -301,7 +301,7 @@ static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 			       rte_eth_dev_socket_id(p->port_id));
 	if (t == NULL)
 		return -ENOMEM;
-	rte_spinlock_lock(&p->txqs_lock);
+	dpv_spinlock_lock(&p->txqs_lock);
 	for (uint16_t q = 0; q < p->nb_txq; q++)
 		if (best == NULL || p->txq[q].users < best->users)
 			best = &p->txq[q];
@@ -311,7 +311,7 @@ static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 			       .copy_max = dpv_config()->tx_copy_max };
 	best->users++;
 	TAILQ_INSERT_TAIL(&p->txqs, t, next);
-	rte_spinlock_unlock(&p->txqs_lock);
+	dpv_spinlock_unlock(&p->txqs_lock);
 	*txq = t;
 	return 0;
 }
@@ -335,11 +335,11 @@ static void eth_txq_detach(struct dpv_txq *txq)
 
 	if (txq->nb_stash)
 		rte_pktmbuf_free_bulk(txq->stash, txq->nb_stash);
-	rte_spinlock_lock(&p->txqs_lock);
+	dpv_spinlock_lock(&p->txqs_lock);
 	txq->q->users--;
 	counters_add(&p->gone, &txq->cnt);
 	TAILQ_REMOVE(&p->txqs, txq, next);
-	rte_spinlock_unlock(&p->txqs_lock);
+	dpv_spinlock_unlock(&p->txqs_lock);
 	rte_free(txq);
 }
 
@@ -355,11 +355,11 @@ static void eth_port_stats(struct dpv_port *p, struct dpv_port_stats *st)
 	struct tx_counters sum;
 	struct dpv_txq *t;
 
-	rte_spinlock_lock(&p->txqs_lock);
+	dpv_spinlock_lock(&p->txqs_lock);
 	sum = p->gone;
 	TAILQ_FOREACH(t, &p->txqs, next)
 		counters_add(&sum, &t->cnt);
-	rte_spinlock_unlock(&p->txqs_lock);
+	dpv_spinlock_unlock(&p->txqs_lock);
 	*st = (struct dpv_port_stats){
 		.tx_frames = sum.frames, .tx_bytes = sum.bytes, .tx_copied = sum.copied,
 		.tx_zero_copy = sum.zero_copy, .tso_hw = sum.tso_hw, .tso_sw = sum.tso_sw,

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include <rte_ethdev.h>
-#include <rte_spinlock.h>
+#include "dpv_lock.h"
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
@@ -48,7 +48,7 @@ struct zc_ctx {
 struct eth_queue {
 	uint16_t qid;
 	int users;
-	rte_spinlock_t lock;       /* taken on every burst: QPs may share the queue */
+	dpv_spinlock_t lock;       /* taken on every burst: QPs may share the queue */
 };
 
 #define TXQ_STASH 64
@@ -89,7 +89,7 @@ struct dpv_port {
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	int policy;                /* enum dpv_offload_policy */
 	struct rte_mempool *zc_mp;
-	rte_spinlock_t txqs_lock;            /* attach, detach and statistics */
+	dpv_spinlock_t txqs_lock;            /* attach, detach and statistics */
 	TAILQ_HEAD(, dpv_txq) txqs;          /* the QPs' handles, for statistics */
 	struct tx_counters gone;             /* counters of detached handles */
 };

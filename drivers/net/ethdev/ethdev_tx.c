@@ -467,9 +467,9 @@ uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n)
 	uint16_t owner[BURST_PKTS], k, sent, taken;
 
 	k = gather_packets(txq, frames, n, pkts, owner);
-	rte_spinlock_lock(&txq->q->lock);
+	dpv_spinlock_lock(&txq->q->lock);
 	sent = k ? rte_eth_tx_burst(txq->port->port_id, txq->q->qid, pkts, k) : 0;
-	rte_spinlock_unlock(&txq->q->lock);
+	dpv_spinlock_unlock(&txq->q->lock);
 	for (uint16_t j = 0; j < sent; j++)
 		txq->cnt.bytes += pkts[j]->pkt_len;
 	txq->cnt.frames += sent;
@@ -500,9 +500,9 @@ void dpv_eth_tx_reap(struct dpv_txq *txq)
 {
 	if (!txq->port->tx_done_cleanup)
 		return;
-	rte_spinlock_lock(&txq->q->lock);
+	dpv_spinlock_lock(&txq->q->lock);
 	rte_eth_tx_done_cleanup(txq->port->port_id, txq->q->qid, 0);
-	rte_spinlock_unlock(&txq->q->lock);
+	dpv_spinlock_unlock(&txq->q->lock);
 }
 
 int dpv_eth_zc_pool_create(struct dpv_port *p, int socket)
