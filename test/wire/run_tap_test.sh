@@ -49,4 +49,5 @@ rc=$?
 cat "$dir/prog.out"
 tail -2 "$dir/tshark.out"
 /usr/bin/python3 "$here/check_wire.py" "$dir/wire.pcap" "$dir/expected.txt" || rc=1
+[ -n "${DPV_TEST_KEEP:-}" ] && cp "$dir/wire.pcap" "$DPV_TEST_KEEP"
 exit $rc

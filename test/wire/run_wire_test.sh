@@ -10,4 +10,5 @@ DPV_EAL_ARGS="--vdev=net_pcap0,tx_pcap=$dir/wire.pcap --log-level=lib.eal:error 
 	"$prog" "$dir/expected.txt"
 rc=$?
 /usr/bin/python3 "$here/check_wire.py" "$dir/wire.pcap" "$dir/expected.txt" || rc=1
+[ -n "${DPV_TEST_KEEP:-}" ] && cp "$dir/wire.pcap" "$DPV_TEST_KEEP"
 exit $rc
