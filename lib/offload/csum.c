@@ -109,3 +109,25 @@ void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info)
 		res = 0xffff;                  /* RFC 768: 0 means "no checksum" */
 	*field = res;
 }
+
+bool dpv_sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *info)
+{
+	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len, l4_len, sum;
+	const void *l3 = rte_pktmbuf_mtod_offset(m, const void *, info->l2_len);
+
+	if (info->l3 != DPV_L3_IPV4 || info->fragment || info->l4_len == 0 ||
+	    (info->l4_proto != IPPROTO_TCP && info->l4_proto != IPPROTO_UDP) ||
+	    rte_pktmbuf_data_len(m) < l4_off + info->l4_len)
+		return false;
+	if (rte_raw_cksum(l3, info->l3_len) != 0xffff)
+		return false;
+	if (info->l4_proto == IPPROTO_UDP &&
+	    *rte_pktmbuf_mtod_offset(m, const unaligned_uint16_t *,
+				     l4_off + offsetof(struct rte_udp_hdr, dgram_cksum)) == 0)
+		return true;                   /* IPv4 UDP without a checksum */
+	l4_len = l4_length(m, info, l3, l4_off);
+	sum = pseudo_sum(info, l3, l4_len) + chain_sum(m, l4_off, l4_len);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}

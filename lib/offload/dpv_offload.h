@@ -46,4 +46,8 @@ uint16_t dpv_ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
  * fragments' L4 are left as they are. */
 void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
 
+/* Are the IPv4 header checksum and the TCP/UDP checksum of a received IPv4 frame right?
+ * (IP_CSUM_OK: false for anything but IPv4 TCP/UDP non-fragments.) */
+bool dpv_sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *info);
+
 #endif

@@ -40,8 +40,6 @@ UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ib
 UNSUP_INT(unsup_query_rt_values, struct ibv_context *context, struct ibv_values_ex *values)
 UNSUP_PTR(struct ibv_cq_ex, unsup_create_cq_ex, struct ibv_context *context,
 	  struct ibv_cq_init_attr_ex *init_attr)
-UNSUP_INT(unsup_destroy_flow, struct ibv_flow *flow)
-UNSUP_PTR(struct ibv_flow, unsup_create_flow, struct ibv_qp *qp, struct ibv_flow_attr *attr)
 UNSUP_PTR(struct ibv_qp, unsup_open_qp, struct ibv_context *context, struct ibv_qp_open_attr *a)
 UNSUP_INT(unsup_get_srq_num, struct ibv_srq *srq, uint32_t *srq_num)
 UNSUP_PTR(struct ibv_srq, unsup_create_srq_ex, struct ibv_context *context,
@@ -60,12 +58,6 @@ UNSUP_INT(unsup_compat_query_port, struct ibv_context *context, uint8_t port,
 UNSUP_PTR(void, unsup_compat, void)
 static void unsup_placeholder(void) { }
 
-/* Receive queues come with the receive path: until then a post fails as the whole list. */
-static int unsup_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
 
 void dpv_context_ops_init(struct verbs_context *v)
 {
@@ -88,7 +80,7 @@ void dpv_context_ops_init(struct verbs_context *v)
 	o->req_notify_cq = dpv_req_notify_cq;
 	o->post_srq_recv = unsup_post_srq_recv;
 	o->post_send = dpv_post_send;
-	o->post_recv = unsup_post_recv;
+	o->post_recv = dpv_post_recv;
 
 	v->query_port = dpv_query_port;
 	v->advise_mr = unsup_advise_mr;
@@ -117,9 +109,9 @@ void dpv_context_ops_init(struct verbs_context *v)
 	v->query_rt_values = unsup_query_rt_values;
 	v->create_cq_ex = unsup_create_cq_ex;
 	v->query_device_ex = dpv_query_device_ex;
-	v->ibv_destroy_flow = unsup_destroy_flow;
+	v->ibv_destroy_flow = dpv_destroy_flow;
 	v->ABI_placeholder2 = unsup_placeholder;
-	v->ibv_create_flow = unsup_create_flow;
+	v->ibv_create_flow = dpv_create_flow;
 	v->ABI_placeholder1 = unsup_placeholder;
 	v->open_qp = unsup_open_qp;
 	v->create_qp_ex = dpv_create_qp_ex;

@@ -103,6 +103,7 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	dpv_spinlock_init(&cq->lock);
 	pthread_mutex_init(&cq->qps_lock, NULL);
 	TAILQ_INIT(&cq->qps);
+	TAILQ_INIT(&cq->rqps);
 	cq->ibcq.context = context;
 	cq->ibcq.channel = channel;
 	cq->ibcq.cq_context = cq_context;
@@ -225,6 +226,8 @@ void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
 	pthread_mutex_lock(&cq->qps_lock);
 	if (cq == qp->scq)
 		TAILQ_INSERT_TAIL(&cq->qps, qp, scq_next);
+	if (cq == qp->rcq)
+		TAILQ_INSERT_TAIL(&cq->rqps, qp, rcq_next);
 	cq->nb_qp++;
 	pthread_mutex_unlock(&cq->qps_lock);
 }
@@ -235,6 +238,8 @@ void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
 	pthread_mutex_lock(&cq->qps_lock);
 	if (cq == qp->scq)
 		TAILQ_REMOVE(&cq->qps, qp, scq_next);
+	if (cq == qp->rcq)
+		TAILQ_REMOVE(&cq->rqps, qp, rcq_next);
 	cq->nb_qp--;
 	pthread_mutex_unlock(&cq->qps_lock);
 	dpv_cq_clean(cq, qp);
@@ -258,6 +263,7 @@ void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 
 static void cq_progress(struct dpv_cq *cq)
 {
+	struct dpv_device *polled = NULL;
 	struct dpv_qp *qp;
 
 	pthread_mutex_lock(&cq->qps_lock);
@@ -265,6 +271,12 @@ static void cq_progress(struct dpv_cq *cq)
 		dpv_qp_lock(qp);
 		dpv_sq_progress(qp);
 		dpv_qp_unlock(qp);
+	}
+	/* receive what the ports of the receiving QPs have (each port once) */
+	TAILQ_FOREACH(qp, &cq->rqps, rcq_next) {
+		if (qp->ctx->dev != polled && qp->nb_flows != 0)
+			dpv_port_rx_poll(qp->ctx->dev);
+		polled = qp->ctx->dev;
 	}
 	pthread_mutex_unlock(&cq->qps_lock);
 }

@@ -48,6 +48,7 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "dpv_%.59s", caps->name);
 	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "dpdk:%s", caps->name);
 	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "dpdk:%s", caps->name);
+	dpv_device_flows_init(d);
 found:
 	d->index = index;
 	d->port = port;

@@ -92,6 +92,15 @@ struct dpv_driver_ops {
 	void (*tx_drop)(void *frame);
 	/* Ask the hardware to release transmitted buffers (progress while idle). */
 	void (*tx_reap)(struct dpv_txq *txq);
+	/* Receive: up to @n frames from every receive queue of the port (driver frames). */
+	uint16_t (*rx_burst)(struct dpv_port *port, void **frames, uint16_t n);
+	/* A received frame: its length; its first contiguous bytes (the headers); a copy of
+	 * [off, off + len); whether its IPv4 header and TCP/UDP checksums are right; release. */
+	uint32_t (*rx_len)(void *frame);
+	const uint8_t *(*rx_head)(void *frame, uint32_t *len);
+	void (*rx_read)(void *frame, uint32_t off, void *dst, uint32_t len);
+	bool (*rx_csum_ok)(void *frame);
+	void (*rx_free)(void *frame);
 	/* enum dpv_offload_policy of the port; its transmit counters. */
 	int (*set_offload_policy)(struct dpv_port *port, int policy);
 	void (*port_stats)(struct dpv_port *port, struct dpv_port_stats *stats);

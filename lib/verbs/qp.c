@@ -98,6 +98,9 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	rc = dpv_sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
+	if (rc == 0 && (rc = dpv_rq_init(&qp->rq, a->cap.max_recv_wr,
+					 RTE_MAX(a->cap.max_recv_sge, 1u))) != 0)
+		dpv_sq_fini(qp);
 	if (rc != 0) {
 		free(qp);
 		return dpv_fail_ptr(rc);
@@ -105,7 +108,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	/* Written back as verbs does: the SQ may hold more than asked. */
 	a->cap.max_send_wr = qp->sq.max_wr;
 	a->cap.max_send_sge = RTE_MAX(a->cap.max_send_sge, 1u);
-	a->cap.max_recv_wr = a->cap.max_recv_wr ? rte_align32pow2(a->cap.max_recv_wr) : 0;
+	a->cap.max_recv_wr = qp->rq.max_wr;
+	a->cap.max_recv_sge = RTE_MAX(a->cap.max_recv_sge, 1u);
 	qp->cap = a->cap;
 	qp_limits(qp, a);
 	qp->scq = to_dcq(a->send_cq);
@@ -156,6 +160,8 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	if (qp == NULL)
 		return EINVAL;
+	if (qp->nb_flows != 0)
+		return EBUSY;                /* flows steer to it: destroy them first */
 	ctx = qp->ctx;
 	dpv_qp_lock(qp);
 	drained = dpv_sq_reset(qp);
@@ -173,6 +179,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	ctx->nb_qp--;
 	pthread_mutex_unlock(&ctx->lock);
 	/* A port that never gave back its buffers may still call back into the SQ. */
+	dpv_rq_fini(&qp->rq);
 	if (drained) {
 		dpv_sq_fini(qp);
 		free(qp);
@@ -213,13 +220,16 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		return rc;
 	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
 		dpv_sq_reset(qp);
+		dpv_rq_reset(qp);
 		dpv_cq_clean(qp->scq, qp);
 		if (qp->rcq != qp->scq)
 			dpv_cq_clean(qp->rcq, qp);
 	}
 	qp->state = qp->ibqp.state = next;
-	if (next == IBV_QPS_ERR)
+	if (next == IBV_QPS_ERR) {
 		dpv_sq_flush(qp);
+		dpv_rq_flush(qp);
+	}
 	else if (next == IBV_QPS_RTS)
 		dpv_sq_progress(qp);     /* WRs queued in SQD go out now */
 	return 0;

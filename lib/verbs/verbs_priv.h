@@ -27,6 +27,8 @@ extern int dpv_logtype_verbs;
 
 /* ---- devices and contexts ---- */
 
+struct dpv_flow;
+
 struct dpv_device {
 	struct ibv_device ibdev;
 	const struct dpv_driver_ops *ops;
@@ -34,6 +36,11 @@ struct dpv_device {
 	struct dpv_port_caps caps;
 	int index;                 /* in the driver's port order */
 	int open_count;            /* contexts open on this device */
+	/* receive steering: rules by priority, and the receive progress of the port */
+	pthread_rwlock_t flows_lock;
+	TAILQ_HEAD(, dpv_flow) flows;
+	dpv_spinlock_t rx_lock;
+	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
 };
 
 struct dpv_async_event {
@@ -170,6 +177,7 @@ struct dpv_cq {
 	TAILQ_ENTRY(dpv_cq) channel_next;
 	pthread_mutex_t qps_lock;  /* the QPs that complete into it, progressed by polling */
 	TAILQ_HEAD(, dpv_qp) qps;
+	TAILQ_HEAD(, dpv_qp) rqps;         /* QPs receiving into it: polling drives their port */
 	int nb_qp;
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
 };
@@ -214,12 +222,28 @@ struct dpv_sq {
 	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
 };
 
+struct dpv_rwqe {
+	uint64_t wr_id;
+	uint16_t nsge;
+};
+
+/* The receive queue: WQEs in post order, each with its max_sge scatter entries. */
+struct dpv_rq {
+	struct dpv_rwqe *wqe;
+	struct ibv_sge *sge;
+	uint32_t size, mask, max_wr, max_sge;
+	uint32_t head, tail;       /* tail: next to fill */
+};
+
 struct dpv_qp {
 	struct ibv_qp ibqp;
 	struct dpv_context *ctx;
 	struct dpv_pd *pd;
 	struct dpv_cq *scq, *rcq;
 	TAILQ_ENTRY(dpv_qp) scq_next;
+	TAILQ_ENTRY(dpv_qp) rcq_next;
+	struct dpv_rq rq;
+	int nb_flows;
 	enum ibv_qp_state state;
 	enum ibv_qp_type type;
 	bool sq_sig_all;
@@ -272,6 +296,19 @@ void dpv_sq_flush(struct dpv_qp *qp);
  * free slots, no completion; QP lock held. Returns false if the driver kept buffers (then the
  * SQ memory must not be freed). */
 bool dpv_sq_reset(struct dpv_qp *qp);
+/* Receive side (rq.c, flow.c). */
+int dpv_rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge);
+void dpv_rq_fini(struct dpv_rq *rq);
+/* ERR: every posted receive WQE completes with FLUSH_ERR; RESET: forgotten. QP lock held. */
+void dpv_rq_flush(struct dpv_qp *qp);
+void dpv_rq_reset(struct dpv_qp *qp);
+int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+/* Receive what the port has and steer it to QPs (called by polling a receive CQ). */
+void dpv_port_rx_poll(struct dpv_device *dev);
+struct ibv_flow *dpv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int dpv_destroy_flow(struct ibv_flow *flow);
+void dpv_device_flows_init(struct dpv_device *dev);
+
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv_qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

@@ -111,6 +111,14 @@ struct zc_ctx *dpv_eth_zc_get(struct dpv_txq *txq, struct dpv_wqe *wqe, uint16_t
 /* Drop one reference; the last one releases the WR. */
 void dpv_eth_zc_put(struct zc_ctx *z);
 
+/* Receive (ethdev_rx.c). */
+uint16_t dpv_eth_rx_burst(struct dpv_port *p, void **frames, uint16_t n);
+uint32_t dpv_eth_rx_len(void *frame);
+const uint8_t *dpv_eth_rx_head(void *frame, uint32_t *len);
+void dpv_eth_rx_read(void *frame, uint32_t off, void *dst, uint32_t len);
+bool dpv_eth_rx_csum_ok(void *frame);
+void dpv_eth_rx_free(void *frame);
+
 /* TSO (ethdev_tso.c): a segmenter built at post time, generating segments at burst time. */
 struct tso_frame;
 int dpv_eth_tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,

@@ -1,0 +1,229 @@
+/* Receive steering with verbs' meaning (ibv_create_flow(3)): rules are tried by priority (lower
+ * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless
+ * it carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered,
+ * MC_DEFAULT QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done
+ * here in software on the port's receive queues. Specs: ETH, IPV4, TCP, UDP; anything else
+ * is EOPNOTSUPP (never a silent match-all). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpv_offload.h"
+#include "verbs_priv.h"
+
+struct match {
+	uint8_t dmac[6], dmac_m[6], smac[6], smac_m[6];
+	uint16_t etype, etype_m, vlan, vlan_m;        /* network order */
+	uint32_t sip, sip_m, dip, dip_m;              /* network order */
+	uint8_t l4;                                   /* IPPROTO_TCP/UDP, 0: any */
+	uint16_t sport, sport_m, dport, dport_m;      /* network order */
+};
+
+struct dpv_flow {
+	struct ibv_flow ibflow;
+	TAILQ_ENTRY(dpv_flow) next;
+	struct dpv_qp *qp;
+	enum ibv_flow_attr_type type;
+	uint16_t priority;
+	bool dont_trap;
+	struct match m;
+};
+
+/* What a frame offers to the rules. */
+struct fields {
+	uint8_t dmac[6], smac[6];
+	uint16_t etype, vlan;
+	bool ipv4;
+	uint32_t sip, dip;
+	uint8_t l4;
+	uint16_t sport, dport;
+};
+
+void dpv_device_flows_init(struct dpv_device *dev)
+{
+	pthread_rwlock_init(&dev->flows_lock, NULL);
+	TAILQ_INIT(&dev->flows);
+	dpv_spinlock_init(&dev->rx_lock);
+}
+
+static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
+{
+	const uint8_t *p = (const uint8_t *)(attr + 1);
+
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < attr->num_of_specs; i++) {
+		const struct ibv_flow_spec *spec = (const void *)p;
+
+		switch (spec->hdr.type) {
+		case IBV_FLOW_SPEC_ETH:
+			memcpy(m->dmac, spec->eth.val.dst_mac, 6);
+			memcpy(m->dmac_m, spec->eth.mask.dst_mac, 6);
+			memcpy(m->smac, spec->eth.val.src_mac, 6);
+			memcpy(m->smac_m, spec->eth.mask.src_mac, 6);
+			m->etype = spec->eth.val.ether_type;
+			m->etype_m = spec->eth.mask.ether_type;
+			m->vlan = spec->eth.val.vlan_tag;
+			m->vlan_m = spec->eth.mask.vlan_tag;
+			break;
+		case IBV_FLOW_SPEC_IPV4:
+			m->sip = spec->ipv4.val.src_ip;
+			m->sip_m = spec->ipv4.mask.src_ip;
+			m->dip = spec->ipv4.val.dst_ip;
+			m->dip_m = spec->ipv4.mask.dst_ip;
+			if (m->etype_m == 0) {
+				m->etype = htobe16(0x0800);
+				m->etype_m = 0xffff;
+			}
+			break;
+		case IBV_FLOW_SPEC_TCP:
+		case IBV_FLOW_SPEC_UDP:
+			m->l4 = spec->hdr.type == IBV_FLOW_SPEC_TCP ? 6 : 17;
+			m->sport = spec->tcp_udp.val.src_port;
+			m->sport_m = spec->tcp_udp.mask.src_port;
+			m->dport = spec->tcp_udp.val.dst_port;
+			m->dport_m = spec->tcp_udp.mask.dst_port;
+			break;
+		default:
+			return -EOPNOTSUPP;
+		}
+		if (spec->hdr.size == 0)
+			return -EINVAL;
+		p += spec->hdr.size;
+	}
+	return 0;
+}
+
+struct ibv_flow *dpv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_device *dev;
+	struct dpv_flow *f, *at;
+	int rc;
+
+	if (qp == NULL || attr == NULL || attr->comp_mask != 0 || attr->port != 1 ||
+	    (attr->flags & ~(uint32_t)IBV_FLOW_ATTR_FLAGS_DONT_TRAP))
+		return dpv_fail_ptr(-EINVAL);
+	if (qp->type != IBV_QPT_RAW_PACKET || attr->type > IBV_FLOW_ATTR_SNIFFER)
+		return dpv_fail_ptr(-EOPNOTSUPP);
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return dpv_fail_ptr(-ENOMEM);
+	rc = parse_specs(attr, &f->m);
+	if (rc != 0) {
+		free(f);
+		return dpv_fail_ptr(rc);
+	}
+	dev = qp->ctx->dev;
+	f->ibflow.context = ibqp->context;
+	f->qp = qp;
+	f->type = attr->type;
+	f->priority = attr->priority;
+	f->dont_trap = attr->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	pthread_rwlock_wrlock(&dev->flows_lock);
+	TAILQ_FOREACH(at, &dev->flows, next)
+		if (at->priority > f->priority)
+			break;
+	if (at != NULL)
+		TAILQ_INSERT_BEFORE(at, f, next);
+	else
+		TAILQ_INSERT_TAIL(&dev->flows, f, next);
+	qp->nb_flows++;
+	pthread_rwlock_unlock(&dev->flows_lock);
+	return &f->ibflow;
+}
+
+int dpv_destroy_flow(struct ibv_flow *ibflow)
+{
+	struct dpv_flow *f = container_of_safe(ibflow, struct dpv_flow, ibflow);
+	struct dpv_device *dev;
+
+	if (f == NULL)
+		return EINVAL;
+	dev = f->qp->ctx->dev;
+	pthread_rwlock_wrlock(&dev->flows_lock);
+	TAILQ_REMOVE(&dev->flows, f, next);
+	f->qp->nb_flows--;
+	pthread_rwlock_unlock(&dev->flows_lock);
+	free(f);
+	return 0;
+}
+
+static void frame_fields(const uint8_t *h, uint32_t len, struct fields *fl)
+{
+	struct dpv_hdr_info info;
+
+	memset(fl, 0, sizeof(*fl));
+	dpv_hdr_parse(h, len, &info);
+	if (info.l2_len == 0)
+		return;
+	memcpy(fl->dmac, h, 6);
+	memcpy(fl->smac, h + 6, 6);
+	fl->etype = htobe16(info.ethertype);          /* after the last VLAN tag */
+	if (info.vlans > 0)
+		memcpy(&fl->vlan, h + info.l2_len - 4, 2);
+	if (info.l3 == DPV_L3_IPV4) {
+		fl->ipv4 = true;
+		memcpy(&fl->sip, h + info.l2_len + 12, 4);
+		memcpy(&fl->dip, h + info.l2_len + 16, 4);
+	}
+	if (info.l3 != DPV_L3_NONE && info.l4_len != 0) {
+		const uint8_t *l4 = h + info.l2_len + info.l3_len;
+
+		fl->l4 = info.l4_proto;
+		memcpy(&fl->sport, l4, 2);
+		memcpy(&fl->dport, l4 + 2, 2);
+	}
+}
+
+static bool mac_match(const uint8_t *v, const uint8_t *m, const uint8_t *x)
+{
+	for (int i = 0; i < 6; i++)
+		if ((x[i] & m[i]) != (v[i] & m[i]))
+			return false;
+	return true;
+}
+
+static bool matches(const struct match *m, const struct fields *f)
+{
+	if (!mac_match(m->dmac, m->dmac_m, f->dmac) || !mac_match(m->smac, m->smac_m, f->smac) ||
+	    (f->etype & m->etype_m) != (m->etype & m->etype_m) ||
+	    (f->vlan & m->vlan_m) != (m->vlan & m->vlan_m))
+		return false;
+	if ((m->sip_m || m->dip_m) && (!f->ipv4 || (f->sip & m->sip_m) != (m->sip & m->sip_m) ||
+				       (f->dip & m->dip_m) != (m->dip & m->dip_m)))
+		return false;
+	if (m->l4 != 0 && (f->l4 != m->l4 || (f->sport & m->sport_m) != (m->sport & m->sport_m) ||
+			   (f->dport & m->dport_m) != (m->dport & m->dport_m)))
+		return false;
+	return true;
+}
+
+/* The QPs a frame goes to (at most @max); flows_lock held for reading. */
+int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
+		       struct dpv_qp **out, int max)
+{
+	struct fields fl;
+	struct dpv_flow *f;
+	int n = 0;
+	bool steered = false, mcast;
+
+	frame_fields(h, len, &fl);
+	mcast = fl.dmac[0] & 1;
+	TAILQ_FOREACH(f, &dev->flows, next) {
+		if (n == max)
+			break;
+		if (f->type == IBV_FLOW_ATTR_SNIFFER) {
+			out[n++] = f->qp;
+		} else if (f->type == IBV_FLOW_ATTR_NORMAL && !steered && matches(&f->m, &fl)) {
+			out[n++] = f->qp;
+			steered = !f->dont_trap;
+		}
+	}
+	if (steered)
+		return n;
+	TAILQ_FOREACH(f, &dev->flows, next)
+		if (n < max && (f->type == IBV_FLOW_ATTR_ALL_DEFAULT ||
+				(f->type == IBV_FLOW_ATTR_MC_DEFAULT && mcast)))
+			out[n++] = f->qp;
+	return n;
+}

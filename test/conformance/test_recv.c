@@ -1,0 +1,223 @@
+/* The receive side on a net_ring port (its transmit ring is its receive ring: what one QP
+ * sends, the port receives): ibv_post_recv's checks, steering by flows (NORMAL with priorities
+ * and DONT_TRAP, ALL_DEFAULT, SNIFFER), frames scattered into WQEs byte for byte,
+ * IBV_WC_IP_CSUM_OK, LOC_LEN_ERR moving the QP to ERR, and a zero-copy send completing only
+ * once the receiver took (and freed) its buffer. */
+#include "dpv_test.h"
+
+struct flow_eth {
+	struct ibv_flow_attr attr;
+	struct ibv_flow_spec_eth eth;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *scq, *rcq;
+static struct ibv_mr *mr;
+static uint8_t *buf;                 /* [0, 64K): frames to send; [64K, 1M): receive buffers */
+#define RX_BASE (64 * 1024)
+
+static struct ibv_flow *flow_to(struct ibv_qp *qp, enum ibv_flow_attr_type type,
+				const uint8_t *dmac, uint16_t prio, uint32_t flags)
+{
+	struct flow_eth f = {
+		.attr = { .type = type, .size = sizeof(f), .priority = prio,
+			  .num_of_specs = dmac ? 1 : 0, .port = 1, .flags = flags },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(struct ibv_flow_spec_eth) },
+	};
+
+	if (dmac != NULL) {
+		memcpy(f.eth.val.dst_mac, dmac, 6);
+		memset(f.eth.mask.dst_mac, 0xff, 6);
+	}
+	return ibv_create_flow(qp, &f.attr);
+}
+
+static void frame_to(uint8_t *f, const uint8_t *dmac, size_t len, uint8_t tag)
+{
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, "\x02\x00\x00\x00\x00\x01\x88\xb5", 8);
+	for (size_t i = 14; i < len; i++)
+		f[i] = (uint8_t)(tag + i);
+}
+
+static void send1(struct ibv_qp *qp, uint8_t *f, uint32_t len, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)f, len, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 99, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = flags }, *bad;
+
+	CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+static int post_recvs(struct ibv_qp *qp, int n, uint32_t len, uint64_t id0, int slot0)
+{
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + RX_BASE + (size_t)(slot0 + i) * 2048, len,
+				       mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = id0 + (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+		int rc = ibv_post_recv(qp, &wr, &bad);
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static const uint8_t mac_a[6] = { 2, 0, 0, 0, 0, 0xaa }, mac_b[6] = { 2, 0, 0, 0, 0, 0xbb },
+		     mac_c[6] = { 2, 0, 0, 0, 0, 0xcc };
+
+static void steering_and_bytes(struct ibv_qp *tx)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1, .max_recv_wr = 16,
+				  .max_recv_sge = 2 };
+	struct ibv_qp *qa = test_raw_qp(pd, rcq, cap), *qb = test_raw_qp(pd, rcq, cap),
+		      *qs = test_raw_qp(pd, rcq, cap), *qd = test_raw_qp(pd, rcq, cap);
+	struct ibv_flow *fa = flow_to(qa, IBV_FLOW_ATTR_NORMAL, mac_a, 1, 0);
+	struct ibv_flow *fb = flow_to(qb, IBV_FLOW_ATTR_NORMAL, mac_b, 2, IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+	struct ibv_flow *fs = flow_to(qs, IBV_FLOW_ATTR_SNIFFER, NULL, 0, 0);
+	struct ibv_flow *fd = flow_to(qd, IBV_FLOW_ATTR_ALL_DEFAULT, NULL, 0, 0);
+	struct ibv_wc wc[16];
+	int got[4] = { 0 }, n;
+	struct ibv_qp *qps[4] = { qa, qb, qs, qd };
+
+	CHECK(fa && fb && fs && fd, "flows: %s", strerror(errno));
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(post_recvs(qps[i], 4, 2048, 100 * (i + 1), 4 * i), 0);
+	frame_to(buf, mac_a, 300, 1);          /* A (trapped), the sniffer */
+	frame_to(buf + 2048, mac_b, 301, 2);   /* B (DONT_TRAP): B, the sniffer, the default */
+	frame_to(buf + 4096, mac_c, 302, 3);   /* nobody's: the sniffer, the default */
+	send1(tx, buf, 300, 0);
+	send1(tx, buf + 2048, 301, 0);
+	send1(tx, buf + 4096, 302, 0);
+	n = test_poll(rcq, wc, 7);
+	CHECK_EQ(n, 7);
+	for (int i = 0; i < n; i++) {
+		int q = -1;
+
+		for (int k = 0; k < 4; k++)
+			if (wc[i].qp_num == qps[k]->qp_num)
+				q = k;
+		CHECK(q >= 0 && wc[i].status == IBV_WC_SUCCESS && wc[i].opcode == IBV_WC_RECV);
+		if (q < 0)
+			continue;
+		/* the bytes landed where the WQE said */
+		{
+			int slot = (int)(wc[i].wr_id - 100 * (uint64_t)(q + 1)) + 4 * q;
+			const uint8_t *rx = buf + RX_BASE + (size_t)slot * 2048;
+			const uint8_t *src = rx[5] == 0xaa ? buf : rx[5] == 0xbb ? buf + 2048 : buf + 4096;
+
+			CHECK(wc[i].byte_len >= 300 && memcmp(rx, src, wc[i].byte_len) == 0,
+			      "QP %d WR %llu: bytes differ", q, (unsigned long long)wc[i].wr_id);
+		}
+		got[q]++;
+	}
+	CHECK(got[0] == 1 && got[1] == 1 && got[2] == 3 && got[3] == 2,
+	      "A %d B %d sniffer %d default %d", got[0], got[1], got[2], got[3]);
+	CHECK_EQ(ibv_destroy_qp(qa), EBUSY);              /* a flow steers to it */
+	CHECK_EQ(ibv_destroy_flow(fa), 0);
+	CHECK_EQ(ibv_destroy_flow(fb), 0);
+	CHECK_EQ(ibv_destroy_flow(fs), 0);
+	CHECK_EQ(ibv_destroy_flow(fd), 0);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(ibv_destroy_qp(qps[i]), 0);
+	CHECK_EQ(ibv_poll_cq(rcq, 16, wc), 0);           /* their leftover WQEs: gone with them */
+}
+
+static void errors_and_flags(struct ibv_qp *tx)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_send_wr = 4, .max_send_sge = 1, .max_recv_wr = 4,
+						.max_recv_sge = 1 } };
+	struct ibv_qp *q = ibv_create_qp(pd, &ia);
+	struct ibv_sge sge = { (uintptr_t)buf + RX_BASE, 64, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_flow *f;
+	struct ibv_wc wc[8];
+	static const uint8_t udp[42] = { 2, 0, 0, 0, 0, 0xaa, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
+		0x45, 0, 0, 50, 0, 1, 0, 0, 64, 17, 0x11, 0x11, 10, 0, 0, 1, 10, 0, 0, 2,
+		0x30, 0x39, 0, 53, 0, 30, 0x22, 0x22 };
+
+	CHECK_EQ(ibv_post_recv(q, &wr, &bad), EINVAL);    /* RESET */
+	CHECK(bad == &wr);
+	CHECK_EQ(test_qp_to(q, IBV_QPS_INIT), 0);
+	wr.num_sge = 2;                                   /* > max_recv_sge */
+	CHECK_EQ(ibv_post_recv(q, &wr, &bad), EINVAL);
+	wr.num_sge = 1;
+	CHECK_EQ(post_recvs(q, 2, 2048, 10, 0), 0);
+	CHECK_EQ(post_recvs(q, 1, 64, 12, 2), 0);         /* too small for what comes third */
+	CHECK_EQ(post_recvs(q, 1, 2048, 13, 3), 0);
+	CHECK_EQ(ibv_post_recv(q, &wr, &bad), ENOMEM);    /* 4 posted: full */
+	CHECK_EQ(test_qp_to(q, IBV_QPS_RTR), 0);          /* receives from RTR on */
+	f = flow_to(q, IBV_FLOW_ATTR_NORMAL, mac_a, 0, 0);
+	CHECK(f != NULL);
+	/* IPv4/UDP with checksums by IP_CSUM: IP_CSUM_OK; garbage ones: no flag */
+	memcpy(buf + 8192, udp, 42);
+	memset(buf + 8192 + 42, 7, 22);
+	send1(tx, buf + 8192, 64, IBV_SEND_IP_CSUM);
+	memcpy(buf + 10240, udp, 42);
+	memset(buf + 10240 + 42, 7, 22);
+	send1(tx, buf + 10240, 64, 0);
+	CHECK_EQ(test_poll(rcq, wc, 2), 2);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && (wc[0].wc_flags & IBV_WC_IP_CSUM_OK), "good csum");
+	CHECK(wc[1].status == IBV_WC_SUCCESS && !(wc[1].wc_flags & IBV_WC_IP_CSUM_OK), "bad csum");
+	CHECK_EQ(wc[0].byte_len, 64);
+	/* a frame larger than the WQE: LOC_LEN_ERR, the QP in ERR, the last WQE flushed */
+	frame_to(buf + 12288, mac_a, 1000, 9);
+	send1(tx, buf + 12288, 1000, 0);
+	CHECK_EQ(test_poll(rcq, wc, 2), 2);
+	CHECK(wc[0].status == IBV_WC_LOC_LEN_ERR && wc[0].wr_id == 12, "%s",
+	      ibv_wc_status_str(wc[0].status));
+	CHECK(wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 13);
+	CHECK_EQ(q->state, IBV_QPS_ERR);
+	CHECK_EQ(ibv_destroy_flow(f), 0);
+	CHECK_EQ(ibv_destroy_qp(q), 0);
+}
+
+/* A zero-copy send on net_ring completes once the receiver took the frame off the ring. */
+static void zero_copy_completes_after_receive(struct ibv_qp *tx)
+{
+	struct ibv_qp *q = test_raw_qp(pd, rcq, (struct ibv_qp_cap){ .max_send_wr = 1,
+				.max_send_sge = 1, .max_recv_wr = 4, .max_recv_sge = 1 });
+	struct ibv_flow *f = flow_to(q, IBV_FLOW_ATTR_NORMAL, mac_a, 0, 0);
+	struct ibv_wc wc;
+	int got = 0;
+
+	frame_to(buf + 16384, mac_a, 1000, 5);
+	send1(tx, buf + 16384, 1000, IBV_SEND_SIGNALED);
+	for (int i = 0; i < 1000; i++)
+		got += ibv_poll_cq(scq, 1, &wc);
+	CHECK_EQ(got, 0);                                 /* still in the ring */
+	CHECK_EQ(post_recvs(q, 1, 2048, 7, 0), 0);
+	CHECK_EQ(test_poll(rcq, &wc, 1), 1);              /* received (and freed) ... */
+	CHECK(wc.wr_id == 7 && wc.byte_len == 1000);
+	CHECK_EQ(test_poll(scq, &wc, 1), 1);              /* ... so the send completes */
+	CHECK(wc.wr_id == 99 && wc.status == IBV_WC_SUCCESS);
+	CHECK_EQ(ibv_destroy_flow(f), 0);
+	CHECK_EQ(ibv_destroy_qp(q), 0);
+}
+
+int main(void)
+{
+	struct ibv_qp *tx;
+
+	ctx = test_open(NULL);
+	pd = ibv_alloc_pd(ctx);
+	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	buf = aligned_alloc(4096, 1 << 20);
+	mr = ibv_reg_mr(pd, buf, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
+	tx = test_raw_qp(pd, scq, (struct ibv_qp_cap){ .max_send_wr = 64, .max_send_sge = 1 });
+	steering_and_bytes(tx);
+	errors_and_flags(tx);
+	zero_copy_completes_after_receive(tx);
+	CHECK_EQ(ibv_destroy_qp(tx), 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	free(buf);
+	CHECK_EQ(ibv_destroy_cq(scq), 0);
+	CHECK_EQ(ibv_destroy_cq(rcq), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	return test_done("recv");
+}
