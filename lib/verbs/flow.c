@@ -52,8 +52,15 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 
 	memset(m, 0, sizeof(*m));
 	for (int i = 0; i < attr->num_of_specs; i++) {
-		const struct ibv_flow_spec *spec = (const void *)p;
+		/* specs follow each other at 4-byte offsets: copy one out, aligned */
+		struct ibv_flow_spec copy;
+		const struct ibv_flow_spec *spec = &copy;
+		struct { enum ibv_flow_spec_type type; uint16_t size; } hdr;
 
+		memcpy(&hdr, p, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(copy))
+			return hdr.size > sizeof(copy) ? -EOPNOTSUPP : -EINVAL;
+		memcpy(&copy, p, hdr.size);
 		switch (spec->hdr.type) {
 		case IBV_FLOW_SPEC_ETH:
 			memcpy(m->dmac, spec->eth.val.dst_mac, 6);
@@ -86,9 +93,7 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 		default:
 			return -EOPNOTSUPP;
 		}
-		if (spec->hdr.size == 0)
-			return -EINVAL;
-		p += spec->hdr.size;
+		p += hdr.size;
 	}
 	return 0;
 }
