@@ -274,7 +274,7 @@ static void cq_progress(struct dpv_cq *cq)
 	}
 	/* receive what the ports of the receiving QPs have (each port once) */
 	TAILQ_FOREACH(qp, &cq->rqps, rcq_next) {
-		if (qp->ctx->dev != polled && qp->nb_flows != 0)
+		if (qp->ctx->dev != polled && !TAILQ_EMPTY(&qp->ctx->dev->flows))
 			dpv_port_rx_poll(qp->ctx->dev);
 		polled = qp->ctx->dev;
 	}

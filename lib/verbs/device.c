@@ -482,6 +482,9 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	if (ctx == NULL || stats == NULL)
 		return EINVAL;
 	ctx->dev->ops->port_stats(ctx->dev->port, stats);
+	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
+	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
+	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -87,6 +87,9 @@ struct dpv_port_stats {
 	uint64_t tso_segments_sw;   /* frames the software segmenter made */
 	uint64_t csum_hw;           /* IP_CSUM frames whose checksums the port computed */
 	uint64_t csum_sw;           /* IP_CSUM frames checksummed by dpverbs */
+	uint64_t rx_frames;         /* frames received from the port */
+	uint64_t rx_unsteered;      /* ... that no flow took (dropped) */
+	uint64_t rx_no_wqe;         /* deliveries dropped: the QP had no receive WQE posted */
 };
 
 /**

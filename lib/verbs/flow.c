@@ -2,8 +2,9 @@
  * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless
  * it carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered,
  * MC_DEFAULT QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done
- * here in software on the port's receive queues. Specs: ETH, IPV4, TCP, UDP; anything else
- * is EOPNOTSUPP (never a silent match-all). */
+ * here in software on the port's receive queues. Specs: ETH, IPV4, IPV4_EXT, IPV6, TCP, UDP;
+ * anything else (and fields not matched: IPv4 fragment flags, IPv6 flow label) is EOPNOTSUPP,
+ * never a silent match-all. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@ struct match {
 	uint8_t dmac[6], dmac_m[6], smac[6], smac_m[6];
 	uint16_t etype, etype_m, vlan, vlan_m;        /* network order */
 	uint32_t sip, sip_m, dip, dip_m;              /* network order */
+	uint8_t proto, proto_m, tos, tos_m, ttl, ttl_m;   /* IPv4 (IPV4_EXT) or IPv6 */
+	uint8_t sip6[16], sip6_m[16], dip6[16], dip6_m[16];
 	uint8_t l4;                                   /* IPPROTO_TCP/UDP, 0: any */
 	uint16_t sport, sport_m, dport, dport_m;      /* network order */
 };
@@ -23,6 +26,8 @@ struct dpv_flow {
 	struct ibv_flow ibflow;
 	TAILQ_ENTRY(dpv_flow) next;
 	struct dpv_qp *qp;
+	bool mcast;                       /* made by ibv_attach_mcast */
+	union ibv_gid gid;
 	enum ibv_flow_attr_type type;
 	uint16_t priority;
 	bool dont_trap;
@@ -33,8 +38,10 @@ struct dpv_flow {
 struct fields {
 	uint8_t dmac[6], smac[6];
 	uint16_t etype, vlan;
-	bool ipv4;
+	bool ipv4, ipv6;
 	uint32_t sip, dip;
+	uint8_t proto, tos, ttl;
+	uint8_t sip6[16], dip6[16];
 	uint8_t l4;
 	uint16_t sport, dport;
 };
@@ -81,6 +88,38 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 				m->etype = htobe16(0x0800);
 				m->etype_m = 0xffff;
 			}
+			break;
+		case IBV_FLOW_SPEC_IPV4_EXT:
+			m->sip = spec->ipv4_ext.val.src_ip;
+			m->sip_m = spec->ipv4_ext.mask.src_ip;
+			m->dip = spec->ipv4_ext.val.dst_ip;
+			m->dip_m = spec->ipv4_ext.mask.dst_ip;
+			m->proto = spec->ipv4_ext.val.proto;
+			m->proto_m = spec->ipv4_ext.mask.proto;
+			m->tos = spec->ipv4_ext.val.tos;
+			m->tos_m = spec->ipv4_ext.mask.tos;
+			m->ttl = spec->ipv4_ext.val.ttl;
+			m->ttl_m = spec->ipv4_ext.mask.ttl;
+			if (spec->ipv4_ext.mask.flags != 0)
+				return -EOPNOTSUPP;        /* fragment flags: not matched */
+			m->etype = htobe16(0x0800);
+			m->etype_m = 0xffff;
+			break;
+		case IBV_FLOW_SPEC_IPV6:
+			memcpy(m->sip6, spec->ipv6.val.src_ip, 16);
+			memcpy(m->sip6_m, spec->ipv6.mask.src_ip, 16);
+			memcpy(m->dip6, spec->ipv6.val.dst_ip, 16);
+			memcpy(m->dip6_m, spec->ipv6.mask.dst_ip, 16);
+			m->proto = spec->ipv6.val.next_hdr;
+			m->proto_m = spec->ipv6.mask.next_hdr;
+			m->ttl = spec->ipv6.val.hop_limit;
+			m->ttl_m = spec->ipv6.mask.hop_limit;
+			m->tos = spec->ipv6.val.traffic_class;
+			m->tos_m = spec->ipv6.mask.traffic_class;
+			if (spec->ipv6.mask.flow_label != 0)
+				return -EOPNOTSUPP;        /* flow labels: not matched */
+			m->etype = htobe16(0x86dd);
+			m->etype_m = 0xffff;
 			break;
 		case IBV_FLOW_SPEC_TCP:
 		case IBV_FLOW_SPEC_UDP:
@@ -167,9 +206,23 @@ static void frame_fields(const uint8_t *h, uint32_t len, struct fields *fl)
 	if (info.vlans > 0)
 		memcpy(&fl->vlan, h + info.l2_len - 4, 2);
 	if (info.l3 == DPV_L3_IPV4) {
+		const uint8_t *ip = h + info.l2_len;
+
 		fl->ipv4 = true;
-		memcpy(&fl->sip, h + info.l2_len + 12, 4);
-		memcpy(&fl->dip, h + info.l2_len + 16, 4);
+		memcpy(&fl->sip, ip + 12, 4);
+		memcpy(&fl->dip, ip + 16, 4);
+		fl->proto = ip[9];
+		fl->tos = ip[1];
+		fl->ttl = ip[8];
+	} else if (info.l3 == DPV_L3_IPV6) {
+		const uint8_t *ip = h + info.l2_len;
+
+		fl->ipv6 = true;
+		memcpy(fl->sip6, ip + 8, 16);
+		memcpy(fl->dip6, ip + 24, 16);
+		fl->proto = info.l4_proto;              /* after the extension headers */
+		fl->tos = (uint8_t)((ip[0] << 4) | (ip[1] >> 4));
+		fl->ttl = ip[7];
 	}
 	if (info.l3 != DPV_L3_NONE && info.l4_len != 0) {
 		const uint8_t *l4 = h + info.l2_len + info.l3_len;
@@ -188,6 +241,14 @@ static bool mac_match(const uint8_t *v, const uint8_t *m, const uint8_t *x)
 	return true;
 }
 
+static bool bytes_match(const uint8_t *v, const uint8_t *m, const uint8_t *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		if ((x[i] & m[i]) != (v[i] & m[i]))
+			return false;
+	return true;
+}
+
 static bool matches(const struct match *m, const struct fields *f)
 {
 	if (!mac_match(m->dmac, m->dmac_m, f->dmac) || !mac_match(m->smac, m->smac_m, f->smac) ||
@@ -196,6 +257,12 @@ static bool matches(const struct match *m, const struct fields *f)
 		return false;
 	if ((m->sip_m || m->dip_m) && (!f->ipv4 || (f->sip & m->sip_m) != (m->sip & m->sip_m) ||
 				       (f->dip & m->dip_m) != (m->dip & m->dip_m)))
+		return false;
+	if ((!bytes_match(m->sip6, m->sip6_m, f->sip6, 16) ||
+	     !bytes_match(m->dip6, m->dip6_m, f->dip6, 16)) )
+		return false;
+	if ((f->proto & m->proto_m) != (m->proto & m->proto_m) ||
+	    (f->tos & m->tos_m) != (m->tos & m->tos_m) || (f->ttl & m->ttl_m) != (m->ttl & m->ttl_m))
 		return false;
 	if (m->l4 != 0 && (f->l4 != m->l4 || (f->sport & m->sport_m) != (m->sport & m->sport_m) ||
 			   (f->dport & m->dport_m) != (m->dport & m->dport_m)))
@@ -231,4 +298,69 @@ int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
 				(f->type == IBV_FLOW_ATTR_MC_DEFAULT && mcast)))
 			out[n++] = f->qp;
 	return n;
+}
+
+/* ibv_attach_mcast on a RAW_PACKET QP, as mlx4/mlx5 read it: the group's MAC address is
+ * gid.raw[10..15] (33:33:... for IPv6 groups, 01:00:5e:... for IPv4 ones); frames to it reach
+ * every QP attached (a DONT_TRAP rule each, so that one group feeds several QPs). */
+static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	struct dpv_flow *f, *found = NULL;
+
+	if (qp->type != IBV_QPT_RAW_PACKET)
+		return EOPNOTSUPP;
+	if (!(gid->raw[10] & 1))
+		return EINVAL;                    /* not a multicast MAC */
+	pthread_rwlock_wrlock(&dev->flows_lock);
+	TAILQ_FOREACH(f, &dev->flows, next)
+		if (f->mcast && f->qp == qp && memcmp(&f->gid, gid, sizeof(*gid)) == 0)
+			found = f;
+	if (attach && found == NULL) {
+		f = calloc(1, sizeof(*f));
+		if (f == NULL) {
+			pthread_rwlock_unlock(&dev->flows_lock);
+			return ENOMEM;
+		}
+		f->qp = qp;
+		f->mcast = true;
+		f->gid = *gid;
+		f->type = IBV_FLOW_ATTR_NORMAL;
+		f->dont_trap = true;
+		memcpy(f->m.dmac, &gid->raw[10], 6);
+		memset(f->m.dmac_m, 0xff, 6);
+		TAILQ_INSERT_HEAD(&dev->flows, f, next);
+	} else if (!attach && found != NULL) {
+		TAILQ_REMOVE(&dev->flows, found, next);
+		free(found);
+	}
+	pthread_rwlock_unlock(&dev->flows_lock);
+	return !attach && found == NULL ? EINVAL : 0;
+}
+
+DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return qp == NULL || gid == NULL ? EINVAL : mcast_flow(to_dqp(qp), gid, true);
+}
+
+DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return qp == NULL || gid == NULL ? EINVAL : mcast_flow(to_dqp(qp), gid, false);
+}
+
+/* At QP destruction: its group attachments go with it (as the kernel detaches them). */
+void dpv_qp_mcast_detach_all(struct dpv_qp *qp)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	struct dpv_flow *f, *next;
+
+	pthread_rwlock_wrlock(&dev->flows_lock);
+	for (f = TAILQ_FIRST(&dev->flows); f != NULL; f = next) {
+		next = TAILQ_NEXT(f, next);
+		if (f->mcast && f->qp == qp) {
+			TAILQ_REMOVE(&dev->flows, f, next);
+			free(f);
+		}
+	}
+	pthread_rwlock_unlock(&dev->flows_lock);
 }

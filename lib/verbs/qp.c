@@ -163,6 +163,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->nb_flows != 0)
 		return EBUSY;                /* flows steer to it: destroy them first */
 	ctx = qp->ctx;
+	dpv_qp_mcast_detach_all(qp);
 	dpv_qp_lock(qp);
 	drained = dpv_sq_reset(qp);
 	dpv_qp_unlock(qp);

@@ -23,8 +23,6 @@ PTR_UNSUP(struct ibv_srq, ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_
 INT_UNSUP(ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask))
 INT_UNSUP(ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr))
 INT_UNSUP(ibv_destroy_srq(struct ibv_srq *srq))
-INT_UNSUP(ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid))
-INT_UNSUP(ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid))
 PTR_UNSUP(struct ibv_context, ibv_import_device(int cmd_fd))
 PTR_UNSUP(struct ibv_pd, ibv_import_pd(struct ibv_context *context, uint32_t pd_handle))
 PTR_UNSUP(struct ibv_mr, ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle))

@@ -308,6 +308,7 @@ void dpv_port_rx_poll(struct dpv_device *dev);
 struct ibv_flow *dpv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv_destroy_flow(struct ibv_flow *flow);
 void dpv_device_flows_init(struct dpv_device *dev);
+void dpv_qp_mcast_detach_all(struct dpv_qp *qp);
 
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv_qp_zombies_free(void);

@@ -175,6 +175,112 @@ static void errors_and_flags(struct ibv_qp *tx)
 	CHECK_EQ(ibv_destroy_qp(q), 0);
 }
 
+/* perftest raw_ethernet_bw's steering (ETH + IPV4_EXT + UDP) and an IPv6 rule pick the right
+ * QPs among frames that differ only in one field; multicast groups; no WQE: a drop. */
+static void five_tuples_ipv6_mcast(struct ibv_qp *tx)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv4_ext ip;
+		struct ibv_flow_spec_tcp_udp udp;
+	} r4 = {
+		.attr = { .size = sizeof(r4), .num_of_specs = 3, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r4.eth),
+			 .val.dst_mac = { 2, 0, 0, 0, 0, 0xaa }, .mask.dst_mac = { 0xff, 0xff, 0xff,
+			 0xff, 0xff, 0xff } },
+		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(r4.ip),
+			.val = { .src_ip = htobe32(0x0a000001), .dst_ip = htobe32(0x0a000002),
+				 .proto = 17 },
+			.mask = { .src_ip = 0xffffffff, .dst_ip = 0xffffffff, .proto = 0xff } },
+		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(r4.udp),
+			 .val = { .dst_port = htobe16(9000), .src_port = htobe16(5000) },
+			 .mask = { .dst_port = 0xffff, .src_port = 0xffff } },
+	};
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_ipv6 ip;
+	} r6 = {
+		.attr = { .size = sizeof(r6), .num_of_specs = 1, .port = 1 },
+		.ip = { .type = IBV_FLOW_SPEC_IPV6, .size = sizeof(r6.ip),
+			.val.dst_ip = { 0xfd, [15] = 2 }, .mask.dst_ip = { 0xff, 0xff, 0xff, 0xff,
+			0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+	};
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1, .max_recv_wr = 8,
+				  .max_recv_sge = 1 };
+	struct ibv_qp *q4 = test_raw_qp(pd, rcq, cap), *q6 = test_raw_qp(pd, rcq, cap),
+		      *qm = test_raw_qp(pd, rcq, cap);
+	struct ibv_flow *f4 = ibv_create_flow(q4, &r4.attr), *f6 = ibv_create_flow(q6, &r6.attr);
+	union ibv_gid grp = { .raw = { 0xff, 0x02, [10] = 0x33, 0x33, 0, 0, 0, 0x7b } };
+	static const uint8_t v4[42] = { 2, 0, 0, 0, 0, 0xaa, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
+		0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+		0x13, 0x88, 0x23, 0x28, 0, 8, 0, 0 };
+	uint8_t *f = buf + 20480;
+	struct ibv_wc wc[8];
+
+	CHECK(f4 != NULL && f6 != NULL, "%s", strerror(errno));
+	CHECK_EQ(ibv_attach_mcast(qm, &grp, 0), 0);
+	CHECK_EQ(post_recvs(q4, 2, 2048, 400, 100), 0);
+	CHECK_EQ(post_recvs(q6, 2, 2048, 600, 102), 0);
+	CHECK_EQ(post_recvs(qm, 2, 2048, 700, 104), 0);
+	memcpy(f, v4, 42);                     /* the 5-tuple: q4 */
+	memcpy(f + 64, v4, 42);
+	f[64 + 37] = 0x29;                     /* another destination port: nobody */
+	memset(f + 128, 0, 62);                /* IPv6 to fd00::2: q6 */
+	memcpy(f + 128, "\x02\x00\x00\x00\x00\xaa\x02\x00\x00\x00\x00\x01\x86\xdd\x60", 15);
+	f[128 + 18] = 0;
+	f[128 + 19] = 8;                       /* payload length */
+	f[128 + 20] = 17;
+	f[128 + 21] = 64;
+	f[128 + 38] = 0xfd;
+	f[128 + 53] = 2;
+	memcpy(f + 192, "\x33\x33\x00\x00\x00\x7b\x02\x00\x00\x00\x00\x01\x88\xb5", 14);
+	memset(f + 206, 1, 50);                /* to the group: qm */
+	send1(tx, f, 60, 0);
+	send1(tx, f + 64, 60, 0);
+	send1(tx, f + 128, 62, 0);
+	send1(tx, f + 192, 64, 0);
+	CHECK_EQ(test_poll(rcq, wc, 3), 3);
+	CHECK(wc[0].qp_num == q4->qp_num && wc[0].wr_id == 400, "5-tuple");
+	CHECK(wc[1].qp_num == q6->qp_num && wc[1].wr_id == 600, "IPv6");
+	CHECK(wc[2].qp_num == qm->qp_num && wc[2].wr_id == 700, "multicast group");
+	CHECK_EQ(ibv_detach_mcast(qm, &grp, 0), 0);
+	CHECK_EQ(ibv_detach_mcast(qm, &grp, 0), EINVAL);   /* not attached any more */
+	send1(tx, f + 192, 64, 0);
+	CHECK_EQ(ibv_poll_cq(rcq, 8, wc), 0);              /* detached: nobody */
+	CHECK_EQ(ibv_destroy_flow(f4), 0);
+	CHECK_EQ(ibv_destroy_flow(f6), 0);
+	CHECK_EQ(ibv_destroy_qp(q4), 0);
+	CHECK_EQ(ibv_destroy_qp(q6), 0);
+	CHECK_EQ(ibv_attach_mcast(qm, &grp, 0), 0);
+	CHECK_EQ(ibv_destroy_qp(qm), 0);                   /* attachments go with the QP */
+}
+
+/* Frames a flow takes while its QP has no WQE are dropped and counted, never queued. */
+static void drops_counted(struct ibv_qp *tx)
+{
+	struct ibv_qp *q = test_raw_qp(pd, rcq, (struct ibv_qp_cap){ .max_send_wr = 1,
+				.max_send_sge = 1, .max_recv_wr = 4, .max_recv_sge = 1 });
+	struct ibv_flow *f = flow_to(q, IBV_FLOW_ATTR_NORMAL, mac_a, 0, 0);
+	struct dpv_port_stats before, after;
+	struct ibv_wc wc;
+
+	CHECK_EQ(dpv_query_port_stats(ctx, &before), 0);
+	frame_to(buf + 24576, mac_a, 100, 1);
+	frame_to(buf + 24576 + 128, mac_a, 101, 2);
+	send1(tx, buf + 24576, 100, 0);
+	CHECK_EQ(ibv_poll_cq(rcq, 1, &wc), 0);            /* received, no WQE: dropped */
+	CHECK_EQ(dpv_query_port_stats(ctx, &after), 0);
+	CHECK_EQ(after.rx_no_wqe - before.rx_no_wqe, 1);
+	CHECK(after.rx_frames > before.rx_frames);
+	CHECK_EQ(post_recvs(q, 1, 2048, 55, 0), 0);
+	send1(tx, buf + 24576 + 128, 101, 0);
+	CHECK_EQ(test_poll(rcq, &wc, 1), 1);              /* the next one, not the dropped one */
+	CHECK(wc.wr_id == 55 && wc.byte_len == 101);
+	CHECK_EQ(ibv_destroy_flow(f), 0);
+	CHECK_EQ(ibv_destroy_qp(q), 0);
+}
+
 /* A zero-copy send on net_ring completes once the receiver took the frame off the ring. */
 static void zero_copy_completes_after_receive(struct ibv_qp *tx)
 {
@@ -201,6 +307,9 @@ static void zero_copy_completes_after_receive(struct ibv_qp *tx)
 int main(void)
 {
 	struct ibv_qp *tx;
+	struct ibv_cq *idle;
+	struct ibv_qp_init_attr tia = { .qp_type = IBV_QPT_RAW_PACKET,
+					.cap = { .max_send_wr = 64, .max_send_sge = 1 } };
 
 	ctx = test_open(NULL);
 	pd = ibv_alloc_pd(ctx);
@@ -208,14 +317,23 @@ int main(void)
 	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	buf = aligned_alloc(4096, 1 << 20);
 	mr = ibv_reg_mr(pd, buf, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
-	tx = test_raw_qp(pd, scq, (struct ibv_qp_cap){ .max_send_wr = 64, .max_send_sge = 1 });
+	/* the sender receives into a CQ nobody polls: polling its send CQ drives sending only */
+	idle = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	tia.send_cq = scq;
+	tia.recv_cq = idle;
+	tx = ibv_create_qp(pd, &tia);
+	CHECK(tx != NULL && test_qp_to(tx, IBV_QPS_INIT) == 0 && test_qp_to(tx, IBV_QPS_RTR) == 0 &&
+	      test_qp_to(tx, IBV_QPS_RTS) == 0);
 	steering_and_bytes(tx);
 	errors_and_flags(tx);
+	five_tuples_ipv6_mcast(tx);
+	drops_counted(tx);
 	zero_copy_completes_after_receive(tx);
 	CHECK_EQ(ibv_destroy_qp(tx), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	free(buf);
 	CHECK_EQ(ibv_destroy_cq(scq), 0);
+	CHECK_EQ(ibv_destroy_cq(idle), 0);
 	CHECK_EQ(ibv_destroy_cq(rcq), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
