@@ -1,0 +1,45 @@
+#!/bin/sh
+# run_recv_netns.sh PROGRAM: a net_tap port whose interface is moved into a namespace of this
+# test's own (10.98.0.1/24); once PROGRAM is ready to receive, the namespace sends it UDP: one
+# datagram through a socket, two frames through a packet socket (scapy), one of them with a
+# wrong checksum, and one datagram to another port.
+set -u
+prog=$1
+dir=$(mktemp -d)
+ns=dpvrx$$
+ifname=dpvr$$
+cleanup() {
+	ip netns del "$ns" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+export DPV_TEST_READY=$dir/ready DPV_TEST_GO=$dir/go DPV_TEST_DONE=$dir/done DPV_TEST_CLOSE=$dir/close
+DPV_EAL_ARGS="--vdev=net_tap_r0,iface=$ifname --log-level=lib.eal:error --log-level=pmd.net.tap:critical --log-level=lib.telemetry:error" \
+	"$prog" > "$dir/prog.out" 2>&1 &
+ppid=$!
+for i in $(seq 200); do [ -e "$dir/ready" ] && break; sleep 0.05; done
+ip netns add "$ns"
+ip link set "$ifname" netns "$ns"
+ip -n "$ns" link set lo up
+ip -n "$ns" link set "$ifname" up
+ip -n "$ns" addr add 10.98.0.1/24 dev "$ifname"
+ip -n "$ns" neigh add 10.98.0.2 lladdr 02:00:00:00:00:02 dev "$ifname"
+touch "$dir/go"
+while kill -0 $ppid 2>/dev/null && [ ! -e "$dir/done" ]; do sleep 0.05; done
+ip netns exec "$ns" /usr/bin/python3 - "$ifname" <<'PY'
+import socket, sys
+from scapy.all import IP, UDP, Ether, Raw, sendp
+ifname = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b"socket datagram", ("10.98.0.2", 7777))
+s.sendto(b"other port", ("10.98.0.2", 7778))
+l2 = Ether(src=open("/sys/class/net/%s/address" % ifname).read().strip(), dst="02:00:00:00:00:02")
+good = l2 / IP(src="10.98.0.1", dst="10.98.0.2") / UDP(sport=4242, dport=7777) / Raw(b"goodsum")
+bad = l2 / IP(src="10.98.0.1", dst="10.98.0.2") / UDP(sport=4242, dport=7777, chksum=0x1234) / Raw(b"badsum")
+sendp([good, bad], iface=ifname, verbose=False)
+PY
+touch "$dir/close"
+wait $ppid
+rc=$?
+grep -v -e '^EAL' -e TELEMETRY "$dir/prog.out"
+exit $rc
