@@ -3,6 +3,9 @@
  * and DONT_TRAP, ALL_DEFAULT, SNIFFER), frames scattered into WQEs byte for byte,
  * IBV_WC_IP_CSUM_OK, LOC_LEN_ERR moving the QP to ERR, and a zero-copy send completing only
  * once the receiver took (and freed) its buffer. */
+#include <pthread.h>
+#include <time.h>
+
 #include "dpv_test.h"
 
 struct flow_eth {
@@ -281,6 +284,52 @@ static void drops_counted(struct ibv_qp *tx)
 	CHECK_EQ(ibv_destroy_qp(q), 0);
 }
 
+static struct ibv_comp_channel *rch;
+static struct ibv_cq *woken;
+
+static void *wait_recv_event(void *arg)
+{
+	void *ctx_out;
+
+	if (ibv_get_cq_event(rch, &woken, &ctx_out) != 0)
+		woken = NULL;
+	return NULL;
+}
+
+/* A thread blocked in ibv_get_cq_event wakes for a receive completion (waiting drives the
+ * port's receive side). */
+static void receive_channel(struct ibv_qp *tx)
+{
+	struct ibv_cq *cq;
+	struct ibv_qp *q;
+	struct ibv_flow *f;
+	pthread_t th;
+	struct timespec deadline;
+	struct ibv_wc wc;
+
+	rch = ibv_create_comp_channel(ctx);
+	cq = ibv_create_cq(ctx, 8, NULL, rch, 0);
+	q = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_recv_wr = 4, .max_recv_sge = 1 });
+	f = flow_to(q, IBV_FLOW_ATTR_NORMAL, mac_b, 0, 0);
+	CHECK_EQ(post_recvs(q, 1, 2048, 77, 0), 0);
+	CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	pthread_create(&th, NULL, wait_recv_event, NULL);
+	usleep(20000);
+	frame_to(buf + 28672, mac_b, 90, 4);
+	send1(tx, buf + 28672, 90, 0);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 5;
+	CHECK_EQ(pthread_timedjoin_np(th, NULL, &deadline), 0);
+	CHECK(woken == cq, "the waiting thread did not get the receive event");
+	ibv_ack_cq_events(cq, 1);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);
+	CHECK(wc.wr_id == 77 && wc.opcode == IBV_WC_RECV && wc.byte_len == 90);
+	CHECK_EQ(ibv_destroy_flow(f), 0);
+	CHECK_EQ(ibv_destroy_qp(q), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(rch), 0);
+}
+
 /* A zero-copy send on net_ring completes once the receiver took the frame off the ring. */
 static void zero_copy_completes_after_receive(struct ibv_qp *tx)
 {
@@ -328,6 +377,7 @@ int main(void)
 	errors_and_flags(tx);
 	five_tuples_ipv6_mcast(tx);
 	drops_counted(tx);
+	receive_channel(tx);
 	zero_copy_completes_after_receive(tx);
 	CHECK_EQ(ibv_destroy_qp(tx), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
