@@ -24,6 +24,13 @@ static inline void dpv_spinlock_lock(dpv_spinlock_t *l)
 			rte_pause();
 }
 
+/* 1 if taken, 0 if somebody holds it. */
+static inline int dpv_spinlock_trylock(dpv_spinlock_t *l)
+{
+	return !__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
+}
+
 static inline void dpv_spinlock_unlock(dpv_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);

@@ -14,9 +14,6 @@
 #define RX_BURST 32
 #define RX_FANOUT 16
 
-int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
-		       struct dpv_qp **out, int max);
-
 int dpv_rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
 {
 	rq->size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
@@ -158,8 +155,7 @@ void dpv_port_rx_poll(struct dpv_device *dev)
 	void *frames[RX_BURST];
 	uint16_t n;
 
-	if (!__atomic_load_n(&dev->rx_lock.locked, __ATOMIC_RELAXED) &&
-	    !__atomic_exchange_n(&dev->rx_lock.locked, 1, __ATOMIC_ACQUIRE)) {
+	if (dpv_spinlock_trylock(&dev->rx_lock)) {      /* one receiver at a time, never wait */
 		n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
 		pthread_rwlock_rdlock(&dev->flows_lock);
 		for (uint16_t i = 0; i < n; i++) {

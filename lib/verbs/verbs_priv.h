@@ -305,6 +305,9 @@ void dpv_rq_reset(struct dpv_qp *qp);
 int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 /* Receive what the port has and steer it to QPs (called by polling a receive CQ). */
 void dpv_port_rx_poll(struct dpv_device *dev);
+/* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
+int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
+		       struct dpv_qp **out, int max);
 struct ibv_flow *dpv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv_destroy_flow(struct ibv_flow *flow);
 void dpv_device_flows_init(struct dpv_device *dev);

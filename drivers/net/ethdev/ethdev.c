@@ -259,10 +259,8 @@ static void eth_ports_close(void)
 		if (!p->present)
 			continue;
 		eth_port_stop(p);
-		if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device != NULL &&
-		    rte_dev_remove(info.device) == 0)
-			p->present = false;
-		else
+		if (rte_eth_dev_info_get(p->port_id, &info) != 0 || info.device == NULL ||
+		    rte_dev_remove(info.device) != 0)
 			rte_eth_dev_close(p->port_id);
 		p->present = false;
 		dpv_eth_zc_pool_free(p);

@@ -465,13 +465,17 @@ uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n)
 {
 	struct rte_mbuf *pkts[BURST_PKTS];
 	uint16_t owner[BURST_PKTS], k, sent, taken;
+	uint32_t len[BURST_PKTS];
 
 	k = gather_packets(txq, frames, n, pkts, owner);
+	/* lengths now: a PMD may free what it takes inside tx_burst (net_null, tap, pcap) */
+	for (uint16_t j = 0; j < k; j++)
+		len[j] = pkts[j]->pkt_len;
 	dpv_spinlock_lock(&txq->q->lock);
 	sent = k ? rte_eth_tx_burst(txq->port->port_id, txq->q->qid, pkts, k) : 0;
 	dpv_spinlock_unlock(&txq->q->lock);
 	for (uint16_t j = 0; j < sent; j++)
-		txq->cnt.bytes += pkts[j]->pkt_len;
+		txq->cnt.bytes += len[j];
 	txq->cnt.frames += sent;
 	/* packets of TSO frames the port did not take go back to their frames */
 	for (uint16_t j = k; j > sent; j--)
