@@ -189,6 +189,8 @@ static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 
 /* Append a completion (CQ lock taken inside); a full CQ is an overrun (IBV_EVENT_CQ_ERR). */
 int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe);
+/* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
+int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
 void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */

@@ -117,7 +117,7 @@ uint32_t dpv_eth_rx_len(void *frame);
 const uint8_t *dpv_eth_rx_head(void *frame, uint32_t *len);
 void dpv_eth_rx_read(void *frame, uint32_t off, void *dst, uint32_t len);
 bool dpv_eth_rx_csum_ok(void *frame);
-void dpv_eth_rx_free(void *frame);
+void dpv_eth_rx_free(void **frames, uint16_t n);
 
 /* TSO (ethdev_tso.c): a segmenter built at post time, generating segments at burst time. */
 struct tso_frame;
