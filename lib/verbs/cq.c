@@ -121,6 +121,7 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_cq++;
 	pthread_mutex_unlock(&ctx->lock);
+	dpv_telemetry_cq(cq, true);
 	return &cq->ibcq;
 }
 
@@ -138,6 +139,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		return EBUSY;
 	}
 	pthread_mutex_unlock(&cq->qps_lock);
+	dpv_telemetry_cq(cq, false);
 	ch = container_of_safe(ibcq->channel, struct dpv_channel, ibch);
 	if (ch != NULL) {
 		pthread_mutex_lock(&ch->lock);
@@ -211,6 +213,7 @@ int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int 
 		fire |= !cq->solicited_only || cqe[i].wc.status != IBV_WC_SUCCESS ||
 			cqe[i].solicited;
 	}
+	cq->completions += i;
 	if (i < n) {
 		overrun_now = !cq->overrun;
 		cq->overrun = true;
@@ -280,6 +283,8 @@ static void cq_progress(struct dpv_cq *cq)
 
 	pthread_mutex_lock(&cq->qps_lock);
 	TAILQ_FOREACH(qp, &cq->qps, scq_next) {
+		if (qp->service)
+			continue;                 /* its service lcore does this */
 		dpv_qp_lock(qp);
 		dpv_sq_progress(qp);
 		dpv_qp_unlock(qp);

@@ -80,6 +80,7 @@ static void cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id,
 static void rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 			uint32_t len, unsigned int flags, struct cqe_batch *b)
 {
+	qp->rx_completed++;
 	if (b == NULL) {
 		struct dpv_cqe cqe;
 
@@ -113,7 +114,7 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	int rc = 0;
 
 	dpv_qp_lock(qp);
-	if (qp->state == IBV_QPS_RESET)
+	if (dpv_qp_state(qp) == IBV_QPS_RESET)
 		rc = EINVAL;
 	for (; rc == 0 && wr != NULL; wr = rc == 0 ? wr->next : wr) {
 		struct dpv_rwqe *w;
@@ -133,8 +134,9 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		memcpy(&rq->sge[(size_t)(rq->head & rq->mask) * rq->max_sge], wr->sg_list,
 		       (size_t)wr->num_sge * sizeof(*wr->sg_list));
 		rq->head++;
+		qp->rx_wrs++;
 	}
-	if (qp->state == IBV_QPS_ERR)
+	if (dpv_qp_state(qp) == IBV_QPS_ERR)
 		dpv_rq_flush(qp);           /* accepted, then flushed */
 	dpv_qp_unlock(qp);
 	if (rc != 0)
@@ -181,8 +183,12 @@ static void rq_deliver(struct dpv_qp *qp, struct dpv_device *dev, void *frame,
 	if (st != IBV_WC_SUCCESS) {
 		batch_flush(b);          /* what came before, then the error, then the flushes */
 		rq_complete(qp, w->wr_id, st, 0, 0, NULL);
-		qp->state = qp->ibqp.state = IBV_QPS_ERR;
+		dpv_qp_set_state(qp, IBV_QPS_ERR);
+		if (qp->service)                 /* the SQ is the service lcore's */
+			dpv_spinlock_lock(&qp->svc_lock);
 		dpv_sq_flush(qp);
+		if (qp->service)
+			dpv_spinlock_unlock(&qp->svc_lock);
 		dpv_rq_flush(qp);
 		return;
 	}
@@ -191,8 +197,9 @@ static void rq_deliver(struct dpv_qp *qp, struct dpv_device *dev, void *frame,
 
 static bool receiving(const struct dpv_qp *qp)
 {
-	return qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD ||
-	       qp->state == IBV_QPS_SQE;
+	enum ibv_qp_state s = dpv_qp_state(qp);
+
+	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE;
 }
 
 /* Deliver @frame to the @k QPs it was steered to. The lock of a QP that takes one frame after
