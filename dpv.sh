@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 BUILD=${DPV_BUILD_DIR:-build}
 
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
-          libpcap-dev tshark binutils python3-scapy dpdk-dev"
+          libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox"
 
 install_missing() {
 	local missing=()

@@ -31,6 +31,7 @@ static const struct config_key keys[] = {
 	KEY(tx_copy_max, 0, 65535),
 	KEY(offload_policy, 0, 2),
 	KEY(progress, 0, 1),
+	KEY(cycle_stats, 0, 1),
 };
 
 void dpv_config_defaults(struct dpv_config *cfg)
@@ -51,6 +52,7 @@ void dpv_config_defaults(struct dpv_config *cfg)
 		.tx_copy_max = 256,
 		.offload_policy = 0,
 		.progress = 0,
+		.cycle_stats = 0,
 	};
 }
 

@@ -29,6 +29,7 @@ struct dpv_config {
 	unsigned int tx_copy_max;        /* non-inline frames up to this size are copied */
 	unsigned int offload_policy;     /* enum dpv_offload_policy of every port at start */
 	unsigned int progress;           /* enum dpv_progress of a new QP */
+	unsigned int cycle_stats;        /* 1: QPs count TSC cycles per stage (dpv_query_qp_stats) */
 };
 
 /* The configuration in force (loaded once, before the EAL starts). */

@@ -21,6 +21,7 @@ struct service {
 	dpv_spinlock_t lock;            /* the work list; held by the loop for a whole round */
 	unsigned int nb_work;
 	struct dpv_service_work work[WORK_MAX];
+	unsigned int want;              /* others waiting for the lock: the loop steps aside */
 	bool running;                   /* launched and not told to stop */
 	bool stop;                      /* the loop ends at its next round */
 	bool held;                      /* stopped by the user: not started again for new work */
@@ -37,6 +38,10 @@ static int service_loop(void *arg)
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		unsigned int n;
 
+		if (__atomic_load_n(&s->want, __ATOMIC_ACQUIRE) != 0) {
+			rte_pause();
+			continue;
+		}
 		dpv_spinlock_lock(&s->lock);
 		n = s->nb_work;
 		for (unsigned int i = 0; i < n; i++)
@@ -182,9 +187,11 @@ int dpv_service_work_add(int socket, const struct dpv_service_work *w, unsigned 
 		return -ENODEV;
 	}
 	s = &services[l];
+	__atomic_fetch_add(&s->want, 1, __ATOMIC_RELEASE);
 	dpv_spinlock_lock(&s->lock);
 	s->work[s->nb_work++] = *w;
 	dpv_spinlock_unlock(&s->lock);
+	__atomic_fetch_sub(&s->want, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&services_lock);
 	*lcore = l;
 	return 0;
@@ -195,6 +202,7 @@ void dpv_service_work_del(unsigned int lcore, const struct dpv_service_work *w)
 	struct service *s = &services[lcore];
 
 	pthread_mutex_lock(&services_lock);
+	__atomic_fetch_add(&s->want, 1, __ATOMIC_RELEASE);
 	dpv_spinlock_lock(&s->lock);         /* waits for the round in progress */
 	for (unsigned int i = 0; i < s->nb_work; i++) {
 		if (s->work[i].fn == w->fn && s->work[i].arg == w->arg) {
@@ -203,6 +211,7 @@ void dpv_service_work_del(unsigned int lcore, const struct dpv_service_work *w)
 		}
 	}
 	dpv_spinlock_unlock(&s->lock);
+	__atomic_fetch_sub(&s->want, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&services_lock);
 }
 

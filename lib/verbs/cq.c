@@ -187,8 +187,8 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	old = cq->ring;
 	cq->ring = ring;
 	cq->size = (uint32_t)cqe + 1;
-	cq->head = 0;
-	cq->tail = n;
+	__atomic_store_n(&cq->head, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->tail, n, __ATOMIC_RELAXED);
 	ibcq->cqe = cqe;
 	dpv_spinlock_unlock(&cq->lock);
 	free(old);
@@ -209,7 +209,7 @@ int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int 
 	dpv_spinlock_lock(&cq->lock);
 	for (i = 0; i < n && cq_next(cq, cq->tail) != cq->head; i++) {
 		cq->ring[cq->tail] = cqe[i];
-		cq->tail = cq_next(cq, cq->tail);
+		__atomic_store_n(&cq->tail, cq_next(cq, cq->tail), __ATOMIC_RELAXED);
 		fire |= !cq->solicited_only || cqe[i].wc.status != IBV_WC_SUCCESS ||
 			cqe[i].solicited;
 	}
@@ -272,7 +272,7 @@ void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 		if (e->qp != qp)
 			cq->ring[(cq->head + keep++) % cq->size] = *e;
 	}
-	cq->tail = (cq->head + keep) % cq->size;
+	__atomic_store_n(&cq->tail, (cq->head + keep) % cq->size, __ATOMIC_RELAXED);
 	dpv_spinlock_unlock(&cq->lock);
 }
 
@@ -306,6 +306,11 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	cq_progress(cq);
+	/* An empty CQ is told without its lock: a thread polling in a loop must not keep the
+	 * lock away from the service lcore that writes its completions. */
+	if (__atomic_load_n(&cq->head, __ATOMIC_RELAXED) ==
+	    __atomic_load_n(&cq->tail, __ATOMIC_RELAXED))
+		return 0;
 	dpv_spinlock_lock(&cq->lock);
 	while (got < n && cq->head != cq->tail) {
 		const struct dpv_cqe *e = &cq->ring[cq->head];
@@ -314,7 +319,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		/* The SQ slots of this WR and of the unsignaled ones before it are free now. */
 		if (e->is_send)
 			__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
-		cq->head = cq_next(cq, cq->head);
+		__atomic_store_n(&cq->head, cq_next(cq, cq->head), __ATOMIC_RELAXED);
 	}
 	dpv_spinlock_unlock(&cq->lock);
 	return got;

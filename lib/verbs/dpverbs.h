@@ -124,6 +124,28 @@ const char *dpv_eal_args(void);
  */
 unsigned int dpv_dma_range_count(void);
 
+/** Counters of one QP since it was created (read while other threads may update them). */
+struct dpv_qp_stats {
+	uint64_t posted;            /* send WRs accepted by ibv_post_send */
+	uint64_t posted_bytes;
+	uint64_t completed;         /* send WRs completed, signaled or not, errors and flushes too */
+	uint64_t frames;            /* frames the port took (TSO WRs: one per WR handed over) */
+	uint64_t errors;            /* WRs that failed when they executed */
+	uint64_t recv_posted;       /* receive WRs accepted by ibv_post_recv */
+	uint64_t recv_completed;
+	/* TSC cycles by stage, counted only when the configuration has cycle_stats = 1: checking
+	 * WRs (posting), building frames (posting), handing them to the port (per burst), writing
+	 * completions; tsc_hz converts them to time. */
+	uint64_t cycles_validate, cycles_build, cycles_burst, cycles_complete;
+	uint64_t tsc_hz;
+};
+
+/**
+ * dpv_query_qp_stats - the counters of @qp.
+ * Returns 0, or EINVAL for NULL arguments.
+ */
+int dpv_query_qp_stats(struct ibv_qp *qp, struct dpv_qp_stats *stats);
+
 /** How a QP's send queue makes progress (doc/architecture.md, "Progress models"). */
 enum dpv_progress {
 	/* The posting thread builds the frames and hands them to the port in the same call;

@@ -82,7 +82,7 @@ static void hold_mrs(struct dpv_wqe *w, uint8_t nb_mr)
 static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
 	struct dpv_sq *sq = &qp->sq;
-	struct dpv_wqe *w = &sq->wqe[sq->head & sq->mask];
+	struct dpv_wqe *w = &sq->wqe[sq->post & sq->mask];
 	struct dpv_tx_seg seg[32];
 	struct dpv_tx_wr twr = { .seg = seg, .wqe = w };
 	uint8_t nb_mr = 0;
@@ -121,8 +121,7 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 		}
 	}
 	if (rc == 0) {
-		/* published: a service lcore reads the WQE once it sees the new head */
-		__atomic_store_n(&sq->head, sq->head + 1, __ATOMIC_RELEASE);
+		sq->post++;                       /* published with the list, by post_send */
 		qp->tx_wrs++;
 		qp->tx_bytes += w->byte_len;
 	}
@@ -134,7 +133,7 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	uint8_t peek[PEEK_LEN];
 	const uint8_t *l2 = NULL;
 	uint32_t l2_len = 0;
-	uint64_t len = 0;
+	uint64_t len = 0, t0 = dpv_cyc_start();
 	int rc;
 
 	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
@@ -142,15 +141,19 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	rc = dpv_wr_check_basic(&qp->lim, wr, len);
 	if (unlikely(rc != 0))
 		return rc;
-	if (unlikely(qp->sq.head - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
+	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
 		     qp->sq.max_wr))
 		return -ENOMEM;
 	if (unlikely(len > qp->lim.max_frame) && qp->type == IBV_QPT_RAW_PACKET &&
 	    wr->opcode == IBV_WR_SEND)
 		l2 = frame_peek(qp, wr, peek, &l2_len);
 	rc = dpv_wr_check_shape(&qp->lim, wr, len, l2, l2_len);
-	if (likely(rc == 0))
+	dpv_cyc_add(qp, DPV_CYC_VALIDATE, t0);
+	if (likely(rc == 0)) {
+		t0 = dpv_cyc_start();
 		rc = sq_post_one(qp, wr, (uint32_t)len);
+		dpv_cyc_add(qp, DPV_CYC_BUILD, t0);
+	}
 	return rc;
 }
 
@@ -173,8 +176,12 @@ int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 		posted++;
 		wr = wr->next;
 	}
-	if (posted != 0 && !qp->service)
-		dpv_sq_progress(qp);      /* one doorbell for the whole list */
+	if (posted != 0) {
+		/* a service lcore reads the WQEs once it sees the new head */
+		__atomic_store_n(&qp->sq.head, qp->sq.post, __ATOMIC_RELEASE);
+		if (!qp->service)
+			dpv_sq_progress(qp);      /* one doorbell for the whole list */
+	}
 	dpv_qp_unlock(qp);
 	if (rc != 0)
 		*bad_wr = wr;

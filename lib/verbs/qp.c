@@ -11,6 +11,7 @@
 #define MAX_TSO_HEADER_LIMIT 512
 
 static uint32_t next_qpn = 0x100;
+bool dpv_cycles_on;
 
 /* Destroyed QPs whose port still held sent buffers: their SQ stays (the buffers' callbacks
  * write into it) until the ports are closed at exit. */
@@ -87,7 +88,9 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (rc != 0)
 		return dpv_fail_ptr(rc);
 	pd = to_dpd(a->pd);
-	qp = calloc(1, sizeof(*qp));
+	qp = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*qp), RTE_CACHE_LINE_SIZE));
+	if (qp != NULL)
+		memset(qp, 0, sizeof(*qp));
 	if (qp == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	qp->ctx = ctx;
@@ -96,6 +99,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	dpv_spinlock_init(&qp->lock);
 	dpv_spinlock_init(&qp->svc_lock);
 	qp->service = dpv_config()->progress == DPV_PROGRESS_SERVICE;
+	dpv_cycles_on = dpv_config()->cycle_stats != 0;
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
@@ -288,5 +292,28 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	init_attr->cap = qp->cap;
 	init_attr->qp_type = qp->type;
 	init_attr->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+DPV_EXPORT int dpv_query_qp_stats(struct ibv_qp *ibqp, struct dpv_qp_stats *s)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	if (qp == NULL || s == NULL)
+		return EINVAL;
+	*s = (struct dpv_qp_stats){
+		.posted = __atomic_load_n(&qp->tx_wrs, __ATOMIC_RELAXED),
+		.posted_bytes = __atomic_load_n(&qp->tx_bytes, __ATOMIC_RELAXED),
+		.completed = __atomic_load_n(&qp->tx_completed, __ATOMIC_RELAXED),
+		.frames = __atomic_load_n(&qp->tx_frames, __ATOMIC_RELAXED),
+		.errors = __atomic_load_n(&qp->tx_errors, __ATOMIC_RELAXED),
+		.recv_posted = __atomic_load_n(&qp->rx_wrs, __ATOMIC_RELAXED),
+		.recv_completed = __atomic_load_n(&qp->rx_completed, __ATOMIC_RELAXED),
+		.cycles_validate = __atomic_load_n(&qp->cyc[DPV_CYC_VALIDATE], __ATOMIC_RELAXED),
+		.cycles_build = __atomic_load_n(&qp->cyc[DPV_CYC_BUILD], __ATOMIC_RELAXED),
+		.cycles_burst = __atomic_load_n(&qp->cyc[DPV_CYC_BURST], __ATOMIC_RELAXED),
+		.cycles_complete = __atomic_load_n(&qp->cyc[DPV_CYC_COMPLETE], __ATOMIC_RELAXED),
+		.tsc_hz = rte_get_tsc_hz(),
+	};
 	return 0;
 }

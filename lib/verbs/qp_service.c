@@ -16,6 +16,7 @@ void dpv_device_service_init(struct dpv_device *dev)
 	dev->svc_qps = NULL;
 	dev->nb_svc_qp = dev->svc_cap = 0;
 	dev->svc_attached = false;
+	dev->svc_want = 0;
 }
 
 /* The work item of a port, run over and over by its service lcore. */
@@ -23,6 +24,8 @@ static void port_service(void *arg)
 {
 	struct dpv_device *dev = arg;
 
+	if (__atomic_load_n(&dev->svc_want, __ATOMIC_ACQUIRE) != 0)
+		return;                   /* someone waits for the array: let them have it */
 	dpv_spinlock_lock(&dev->svc_lock);
 	for (unsigned int i = 0; i < dev->nb_svc_qp; i++) {
 		struct dpv_qp *qp = dev->svc_qps[i];
@@ -37,11 +40,25 @@ static void port_service(void *arg)
 		dpv_port_rx_poll(dev);
 }
 
+/* The array lock for a control path: the service lcore, which takes it again right after
+ * each round, is asked to step aside. */
+static void svc_array_lock(struct dpv_device *dev)
+{
+	__atomic_fetch_add(&dev->svc_want, 1, __ATOMIC_RELEASE);
+	dpv_spinlock_lock(&dev->svc_lock);
+}
+
+static void svc_array_unlock(struct dpv_device *dev)
+{
+	dpv_spinlock_unlock(&dev->svc_lock);
+	__atomic_fetch_sub(&dev->svc_want, 1, __ATOMIC_RELEASE);
+}
+
 static int svc_array_add(struct dpv_device *dev, struct dpv_qp *qp)
 {
 	int rc = 0;
 
-	dpv_spinlock_lock(&dev->svc_lock);
+	svc_array_lock(dev);
 	if (dev->nb_svc_qp == dev->svc_cap) {
 		unsigned int cap = dev->svc_cap ? dev->svc_cap * 2 : 8;
 		struct dpv_qp **a = realloc(dev->svc_qps, cap * sizeof(*a));
@@ -55,7 +72,7 @@ static int svc_array_add(struct dpv_device *dev, struct dpv_qp *qp)
 	}
 	if (rc == 0)
 		dev->svc_qps[dev->nb_svc_qp++] = qp;
-	dpv_spinlock_unlock(&dev->svc_lock);
+	svc_array_unlock(dev);
 	return rc;
 }
 
@@ -87,14 +104,14 @@ void dpv_service_qp_del(struct dpv_qp *qp)
 	if (!qp->svc_listed)
 		return;
 	pthread_mutex_lock(&dev->svc_mutex);
-	dpv_spinlock_lock(&dev->svc_lock);        /* waits for the service's round */
+	svc_array_lock(dev);                      /* waits for the service's round */
 	for (unsigned int i = 0; i < dev->nb_svc_qp; i++) {
 		if (dev->svc_qps[i] == qp) {
 			dev->svc_qps[i] = dev->svc_qps[--dev->nb_svc_qp];
 			break;
 		}
 	}
-	dpv_spinlock_unlock(&dev->svc_lock);
+	svc_array_unlock(dev);
 	qp->svc_listed = false;
 	if (dev->nb_svc_qp == 0 && dev->svc_attached) {
 		dpv_service_work_del(dev->svc_lcore, &w);

@@ -24,7 +24,7 @@ int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 	sq->max_sge = max_sge > 0 ? max_sge : 1;
 	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
 	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
-	sq->head = sq->sent = sq->done = sq->freed = 0;
+	sq->post = sq->head = sq->sent = sq->done = sq->freed = 0;
 	if (sq->wqe == NULL || sq->mrs == NULL) {
 		free(sq->wqe);
 		free(sq->mrs);
@@ -77,7 +77,10 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[n] = w;
 			frames[n++] = w->frame;
 		}
+		uint64_t t0 = dpv_cyc_start();
+
 		took = n ? qp->ctx->dev->ops->tx_burst(qp->txq, frames, n) : 0;
+		dpv_cyc_add(qp, DPV_CYC_BURST, t0);
 		for (uint16_t i = 0; i < took; i++)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
@@ -115,6 +118,7 @@ static void sq_flush_unsent(struct dpv_qp *qp)
 static void sq_complete(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
+	uint64_t t0 = dpv_cyc_start();
 
 	while (sq->done != sq->sent) {
 		struct dpv_wqe *w = &sq->wqe[sq->done & sq->mask];
@@ -133,6 +137,7 @@ static void sq_complete(struct dpv_qp *qp)
 		sq->done++;
 		qp->tx_completed++;
 	}
+	dpv_cyc_add(qp, DPV_CYC_COMPLETE, t0);
 }
 
 void dpv_sq_progress(struct dpv_qp *qp)
@@ -185,7 +190,7 @@ bool dpv_sq_reset(struct dpv_qp *qp)
 	sq_flush_unsent(qp);
 	drained = sq_wait_driver(qp);
 	if (drained) {
-		sq->head = sq->sent = sq->done = 0;
+		sq->post = sq->head = sq->sent = sq->done = 0;
 		__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
 	}
 	return drained;

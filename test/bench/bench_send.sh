@@ -1,16 +1,24 @@
 #!/bin/sh
-# bench_send.sh DPV_BENCH: 64-byte RAW_PACKET SENDs through verbs to net_null, inline and
-# non-inline, burst 1/8/32, beside dpdk-testpmd --forward-mode=txonly on net_null, each case
-# run ROUNDS times alternating with testpmd; prints per-second medians and the ratios.
+# bench_send.sh DPV_BENCH: 64-byte RAW_PACKET SENDs through verbs to net_null beside
+# dpdk-testpmd --forward-mode=txonly on net_null, each case run ROUNDS times alternating with
+# testpmd (same lcore); prints per-second medians and ratios:
+#   - inline and non-inline, burst 1/8/32, direct mode (and inline in a thread domain);
+#   - service mode (the posting thread on lcore 1, the service lcore on lcore 0);
+#   - 1500 B zero-copy vs inline;
+#   - TSC cycles per WR by stage (cycle_stats = 1);
+#   - Mpps vs burst size 1..64 for dpverbs and testpmd, plotted with gnuplot to
+#     $DPV_BENCH_PLOT (default bench-burst.png in the current directory).
 # Not a test: it never fails on a number. DPV_BENCH_SECONDS, DPV_BENCH_ROUNDS shorten it.
 set -u
 bench=$1
 secs=${DPV_BENCH_SECONDS:-4}
 rounds=${DPV_BENCH_ROUNDS:-3}
+plot=${DPV_BENCH_PLOT:-bench-burst.png}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
 
 # testpmd: forwarding on lcore 1, its stats every second; the first sample is the ramp-up.
 testpmd_run() {
@@ -22,35 +30,72 @@ testpmd_run() {
 	rm -rf "/var/run/dpdk/dpv-bench-tpmd-$$"     # testpmd leaves its runtime directory
 }
 
-# dpv-bench on lcore 1 too, so both run on the same core.
+# dpv-bench on lcore 1 too, so both run on the same core; EAL_LCORES adds a service lcore.
 dpv_run() {
-	DPV_EAL_ARGS="--vdev=net_null0 -l 1 --log-level=lib.eal:error" \
-		"$bench" -m "$1" -s "$2" -b "$3" -t "$secs" 2>/dev/null | awk '/^Mpps/ {print $2}' | tail -n +2
+	DPV_EAL_ARGS="--vdev=net_null0 -l ${EAL_LCORES:-1} --log-level=lib.eal:error" \
+		"$bench" "$@" -t "$secs" 2>/dev/null | awk '/^Mpps/ {print $2}' | tail -n +2
+}
+
+# one row: dpverbs case (arguments for dpv-bench) beside testpmd at @burst
+row() {
+	name=$1 size=$2 burst=$3
+	shift 3
+	: > "$tmp/d"; : > "$tmp/t"
+	for r in $(seq "$rounds"); do
+		dpv_run -s "$size" -b "$burst" "$@" >> "$tmp/d"
+		testpmd_run "$size" "$burst" >> "$tmp/t"
+	done
+	d=$(median < "$tmp/d"); t=$(median < "$tmp/t")
+	printf "%-40s %10s %10s %7s\n" "$name" "$d" "$t" "$(ratio "$d" "$t")"
+	echo "$burst $d $t" >> "$tmp/rows.$(echo "$name" | cut -d' ' -f1)"
 }
 
 if ! command -v dpdk-testpmd >/dev/null; then
 	echo "dpdk-testpmd not found (package dpdk-dev): no reference to compare with"
 	exit 77
 fi
-printf "%-34s %10s %10s %7s\n" "case (64 B, net_null)" "dpverbs" "testpmd" "ratio"
-for burst in 1 8 32; do
-	for mode in inline zc; do
-		: > "$tmp/d"; : > "$tmp/t"
-		for r in $(seq "$rounds"); do
-			dpv_run "$mode" 64 "$burst" >> "$tmp/d"
-			testpmd_run 64 "$burst" >> "$tmp/t"
-		done
-		d=$(median < "$tmp/d"); t=$(median < "$tmp/t")
-		name=$([ "$mode" = inline ] && echo "inline" || echo "non-inline")
-		printf "%-34s %10s %10s %7s\n" "$name burst $burst" "$d" "$t" \
-			"$(awk -v a="$d" -v b="$t" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
-	done
+printf "%-40s %10s %10s %7s\n" "case (64 B, net_null, 1 lcore)" "dpverbs" "testpmd" "ratio"
+for burst in 1 2 4 8 16 32 64; do
+	row "inline burst $burst" 64 "$burst" -m inline
 done
+for burst in 1 8 32; do
+	row "non-inline burst $burst" 64 "$burst" -m zc
+done
+row "thread-domain inline burst 32" 64 32 -m inline -d
+EAL_LCORES=1,0 row "service inline burst 8" 64 8 -m inline -p service
+EAL_LCORES=1,0 row "service inline burst 32" 64 32 -m inline -p service
+
 : > "$tmp/i"; : > "$tmp/z"
 for r in $(seq "$rounds"); do
-	dpv_run inline 1500 32 >> "$tmp/i"
-	dpv_run zc 1500 32 >> "$tmp/z"
+	dpv_run -m inline -s 1500 -b 32 >> "$tmp/i"
+	dpv_run -m zc -s 1500 -b 32 >> "$tmp/z"
 done
 i=$(median < "$tmp/i"); z=$(median < "$tmp/z")
-printf "%-34s %10s %10s %7s\n" "1500 B zero-copy vs inline" "$z" "$i" \
-	"$(awk -v a="$z" -v b="$i" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
+printf "%-40s %10s %10s %7s\n" "1500 B zero-copy vs inline, burst 32" "$z" "$i" "$(ratio "$z" "$i")"
+
+printf 'cycle_stats = 1\n' > "$tmp/cycles.conf"
+for mode in inline zc; do
+	DPV_CONFIG=$tmp/cycles.conf DPV_EAL_ARGS="--vdev=net_null0 -l 1 --log-level=lib.eal:error" \
+		"$bench" -m "$mode" -b 32 -t "$secs" -y 2>/dev/null | sed -n "s/^cycles/$mode burst 32: cycles/p"
+done
+
+if command -v gnuplot >/dev/null; then
+	for f in inline non-inline service; do sort -n "$tmp/rows.$f" > "$tmp/$f.dat"; done
+	gnuplot <<EOF
+set terminal pngcairo size 800,500 noenhanced
+set output "$plot"
+set title "64-byte sends to net_null, one lcore (medians of $rounds x ${secs} s)"
+set xlabel "burst (WRs per ibv_post_send / packets per tx_burst)"
+set ylabel "Mpps"
+set logscale x 2
+set key top left
+set grid
+plot "$tmp/inline.dat" using 1:2 with linespoints title "dpverbs, inline, direct", \
+     "$tmp/non-inline.dat" using 1:2 with linespoints title "dpverbs, non-inline, direct", \
+     "$tmp/service.dat" using 1:2 with linespoints title "dpverbs, inline, service mode", \
+     "$tmp/inline.dat" using 1:3 with linespoints title "dpdk-testpmd txonly"
+EOF
+	echo "plot: $plot"
+else
+	echo "gnuplot not found (package gnuplot-nox): no plot"
+fi

@@ -1,7 +1,11 @@
 /* dpv-bench: RAW_PACKET SEND rate through verbs, one thread, to the first device (net_null in
  * the benchmark suite). Prints one "Mpps <value>" line per second of the run.
- *   dpv-bench [-m inline|zc|recv] [-b burst] [-s size] [-t seconds] [-c]
+ *   dpv-bench [-m inline|zc|recv] [-b burst] [-s size] [-t seconds] [-c] [-p direct|service]
+ *             [-d] [-y]
  * -c: UDP/IPv4 frames sent with IBV_SEND_IP_CSUM (the checksum cost, by difference).
+ * -p service: the QP in service mode (a service lcore sends; the EAL needs a worker lcore).
+ * -d: the QP in a thread domain (no QP lock), as a single-threaded application would use it.
+ * -y: at the end, TSC cycles per WR by stage (needs cycle_stats = 1 in the configuration).
  * -m recv: the receive rate instead: every frame the port gives (net_null makes them) steered
  * by an ALL_DEFAULT flow into receive WQEs of @size bytes, each completion's WQE posted again
  * (in lists of up to @burst). The last line is "frames <count>", the whole run's. */
@@ -21,6 +25,42 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A RAW_PACKET QP in RTS, in @mode, in a thread domain if @td. */
+static struct ibv_qp *bench_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
+			       struct ibv_qp_cap cap, enum dpv_progress mode, bool td)
+{
+	struct ibv_qp_init_attr_ex a = { .send_cq = cq, .recv_cq = cq, .cap = cap,
+					 .qp_type = IBV_QPT_RAW_PACKET,
+					 .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd };
+	struct ibv_qp *qp;
+
+	if (td) {
+		struct ibv_td *t = ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 });
+		struct ibv_parent_domain_init_attr pa = { .pd = pd, .td = t };
+
+		a.pd = t ? ibv_alloc_parent_domain(ctx, &pa) : NULL;
+	}
+	qp = a.pd ? ibv_create_qp_ex(ctx, &a) : NULL;
+	if (qp == NULL || dpv_qp_set_progress(qp, mode) != 0 || test_qp_to(qp, IBV_QPS_INIT) ||
+	    test_qp_to(qp, IBV_QPS_RTR) || test_qp_to(qp, IBV_QPS_RTS)) {
+		fprintf(stderr, "QP: %s\n", strerror(errno));
+		exit(1);
+	}
+	return qp;
+}
+
+static void print_cycles(struct ibv_qp *qp)
+{
+	struct dpv_qp_stats s;
+
+	if (dpv_query_qp_stats(qp, &s) != 0 || s.posted == 0 || s.completed == 0)
+		return;
+	printf("cycles/WR validate %.1f build %.1f burst %.1f complete %.1f (TSC %.2f GHz)\n",
+	       (double)s.cycles_validate / s.posted, (double)s.cycles_build / s.posted,
+	       (double)s.cycles_burst / s.posted, (double)s.cycles_complete / s.completed,
+	       s.tsc_hz / 1e9);
 }
 
 static void report(uint64_t count, uint64_t *last, double *mark)
@@ -88,7 +128,8 @@ static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint
 int main(int argc, char **argv)
 {
 	int burst = 32, size = 64, seconds = 5, c;
-	bool inl = false, csum = false, recv = false;
+	bool inl = false, csum = false, recv = false, td = false, cycles = false;
+	enum dpv_progress mode = DPV_PROGRESS_DIRECT;
 	struct ibv_device **devs;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -101,9 +142,10 @@ int main(int argc, char **argv)
 	struct ibv_send_wr wr[DEPTH], *bad;
 	struct ibv_wc wc[64];
 	uint64_t posted = 0, last = 0;
+	int ring;
 	double start, mark;
 
-	while ((c = getopt(argc, argv, "m:b:s:t:c")) != -1) {
+	while ((c = getopt(argc, argv, "m:b:s:t:cp:dy")) != -1) {
 		switch (c) {
 		case 'm':
 			inl = strcmp(optarg, "inline") == 0;
@@ -113,6 +155,12 @@ int main(int argc, char **argv)
 		case 's': size = atoi(optarg); break;
 		case 't': seconds = atoi(optarg); break;
 		case 'c': csum = true; break;
+		case 'p':
+			mode = strcmp(optarg, "service") == 0 ? DPV_PROGRESS_SERVICE :
+							       DPV_PROGRESS_DIRECT;
+			break;
+		case 'd': td = true; break;
+		case 'y': cycles = true; break;
 		default: return 2;
 		}
 	}
@@ -126,10 +174,11 @@ int main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, DEPTH, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, frames, sizeof(frames), IBV_ACCESS_LOCAL_WRITE);
-	qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = DEPTH, .max_send_sge = 1,
-						      .max_recv_wr = recv ? DEPTH : 0,
-						      .max_recv_sge = 1,
-						      .max_inline_data = inl ? (uint32_t)size : 0 });
+	qp = bench_qp(ctx, pd, cq, (struct ibv_qp_cap){ .max_send_wr = DEPTH, .max_send_sge = 1,
+							.max_recv_wr = recv ? DEPTH : 0,
+							.max_recv_sge = 1,
+							.max_inline_data = inl ? (uint32_t)size : 0 },
+		      mode, td);
 	if (mr == NULL) {
 		perror("setup");
 		return 1;
@@ -169,21 +218,26 @@ int main(int argc, char **argv)
 					      .opcode = IBV_WR_SEND,
 					      .send_flags = inl ? IBV_SEND_INLINE : 0 };
 	}
+	/* lists of @burst WRs, the last of each signaled; a list the SQ took only part of (ENOMEM)
+	 * goes on from the first WR not posted */
+	ring = DEPTH / burst * burst;
+	for (int k = 0; k < ring; k++) {
+		bool last_of_list = (k + 1) % burst == 0;
+
+		wr[k].next = last_of_list ? NULL : &wr[k + 1];
+		wr[k].send_flags = (inl ? IBV_SEND_INLINE : 0) | (csum ? IBV_SEND_IP_CSUM : 0) |
+				   (last_of_list ? IBV_SEND_SIGNALED : 0);
+	}
 	start = mark = now();
 	for (uint64_t i = 0; seconds > 0; i++) {
-		int base = (int)(posted % DEPTH) / burst * burst, rc;
+		int at = (int)(posted % (uint64_t)ring), end = (at / burst + 1) * burst, rc;
 
-		/* a list of @burst WRs, the last one signaled */
-		for (int k = 0; k < burst; k++) {
-			wr[base + k].next = k + 1 < burst ? &wr[base + k + 1] : NULL;
-			wr[base + k].send_flags = (inl ? IBV_SEND_INLINE : 0) |
-						  (csum ? IBV_SEND_IP_CSUM : 0) |
-						  (k + 1 == burst ? IBV_SEND_SIGNALED : 0);
-		}
-		rc = ibv_post_send(qp, &wr[base], &bad);
+		rc = ibv_post_send(qp, &wr[at], &bad);
 		if (rc == 0)
-			posted += burst;
-		else if (rc != ENOMEM)
+			posted += (uint64_t)(end - at);
+		else if (rc == ENOMEM)
+			posted += (uint64_t)(bad - &wr[at]);
+		else
 			return fprintf(stderr, "post: %s\n", strerror(rc)), 1;
 		if (ibv_poll_cq(cq, 64, wc) < 0)
 			return 1;
@@ -195,6 +249,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (cycles)
+		print_cycles(qp);
 	ibv_destroy_qp(qp);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
