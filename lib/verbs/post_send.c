@@ -79,11 +79,41 @@ static void hold_mrs(struct dpv_wqe *w, uint8_t nb_mr)
 	w->nb_mr = nb_mr;
 }
 
+/* Service mode: keep what the service lcore needs to build the frame in the slot — the gather
+ * list is there already; inline data and the TSO header are copied now (the application may
+ * reuse them when ibv_post_send returns). The WR holds its MRs until it is released. */
+static void sq_defer(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wqe *w,
+		     struct dpv_tx_seg *seg, const struct dpv_tx_wr *twr, uint8_t nb_mr)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint8_t *data = sq->desc_data + (size_t)(sq->post & sq->mask) * sq->data_stride;
+	uint32_t off = 0;
+
+	w->nseg = twr->nseg;
+	w->tx_flags = twr->flags;
+	w->mss = twr->mss;
+	w->tso_hdr_len = twr->tso_hdr_len;
+	if (twr->flags & DPV_TX_INLINE) {
+		for (uint16_t i = 0; i < twr->nseg; i++) {
+			memcpy(data + off, seg[i].addr, seg[i].len);
+			off += seg[i].len;
+		}
+		seg[0] = (struct dpv_tx_seg){ data, off };
+		w->nseg = off ? 1 : 0;
+	}
+	if (twr->flags & DPV_TX_TSO)
+		memcpy(data + off, wr->tso.hdr, twr->tso_hdr_len);
+	w->deferred = 1;
+	hold_mrs(w, nb_mr);
+}
+
 static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct dpv_wqe *w = &sq->wqe[sq->post & sq->mask];
-	struct dpv_tx_seg seg[32];
+	struct dpv_tx_seg local[32];
+	struct dpv_tx_seg *seg = qp->service ?
+				 &sq->desc_seg[(size_t)(sq->post & sq->mask) * sq->max_sge] : local;
 	struct dpv_tx_wr twr = { .seg = seg, .wqe = w };
 	uint8_t nb_mr = 0;
 	int rc = 0;
@@ -110,6 +140,10 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 				twr.tso_hdr_len = wr->tso.hdr_sz;
 				twr.mss = wr->tso.mss;
 			}
+			if (qp->service) {
+				sq_defer(qp, wr, w, seg, &twr, nb_mr);
+				goto posted;
+			}
 			rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
 			if (rc == 0)
 				hold_mrs(w, nb_mr);
@@ -120,6 +154,7 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 			}
 		}
 	}
+posted:
 	if (rc == 0) {
 		sq->post++;                       /* published with the list, by post_send */
 		qp->tx_wrs++;

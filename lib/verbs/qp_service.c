@@ -84,6 +84,9 @@ int dpv_service_qp_add(struct dpv_qp *qp)
 
 	if (qp->svc_listed)
 		return 0;
+	rc = dpv_sq_desc_init(&qp->sq, qp->lim.max_inline_data, qp->lim.max_tso_header);
+	if (rc != 0)
+		return rc;
 	pthread_mutex_lock(&dev->svc_mutex);
 	if (!dev->svc_attached) {
 		rc = dpv_service_work_add(dev->caps.socket_id, &w, &dev->svc_lcore);

@@ -39,8 +39,55 @@ void dpv_sq_fini(struct dpv_qp *qp)
 {
 	free(qp->sq.wqe);
 	free(qp->sq.mrs);
+	free(qp->sq.desc_seg);
+	free(qp->sq.desc_data);
 	qp->sq.wqe = NULL;
 	qp->sq.mrs = NULL;
+	qp->sq.desc_seg = NULL;
+	qp->sq.desc_data = NULL;
+}
+
+int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
+{
+	if (sq->desc_seg != NULL)
+		return 0;
+	sq->data_stride = RTE_ALIGN_CEIL(max_inline + max_hdr, RTE_CACHE_LINE_SIZE);
+	sq->desc_seg = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->desc_seg));
+	sq->desc_data = sq->data_stride ?
+			aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)sq->size * sq->data_stride) : NULL;
+	if (sq->desc_seg == NULL || (sq->data_stride && sq->desc_data == NULL)) {
+		free(sq->desc_seg);
+		free(sq->desc_data);
+		sq->desc_seg = NULL;
+		sq->desc_data = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Service lcore: build the frame of a WR the posting thread only checked. Returns false when
+ * it must wait (no mbufs now); a WR that cannot be built fails as it executes. */
+static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slot)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint8_t *data = sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
+	struct dpv_tx_wr twr = {
+		.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge], .nseg = w->nseg,
+		.flags = w->tx_flags, .len = w->byte_len, .wqe = w, .mss = w->mss,
+		/* the header follows the inline data in the slot's copy */
+		.tso_hdr = data + (w->tx_flags & DPV_TX_INLINE ? w->byte_len : 0),
+		.tso_hdr_len = w->tso_hdr_len,
+	};
+	int rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
+
+	if (rc == -ENOMEM || rc == -ENOBUFS)
+		return false;
+	w->deferred = 0;
+	if (rc != 0) {
+		w->frame = NULL;
+		w->status = rc == -EMSGSIZE ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_QP_OP_ERR;
+	}
+	return true;
 }
 
 /* The WR no longer uses its MRs: they may be deregistered. */
@@ -69,9 +116,14 @@ static void sq_kick(struct dpv_qp *qp)
 	while (sq->sent != head && dpv_qp_state(qp) == IBV_QPS_RTS) {
 		uint16_t n = 0, took;
 		struct dpv_wqe *w;
+		bool wait = false;
 
 		while (n < BURST_MAX && sq->sent + n != head) {
 			w = &sq->wqe[(sq->sent + n) & sq->mask];
+			if (w->deferred && !sq_build_deferred(qp, w, sq->sent + n)) {
+				wait = true;          /* no mbufs: the rest waits for the next round */
+				break;
+			}
 			if (w->frame == NULL)
 				break;
 			wqes[n] = w;
@@ -85,7 +137,7 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
 		qp->tx_frames += took;
-		if (took < n)
+		if (took < n || wait)
 			return;
 		if (n == 0) {
 			/* the WR at sent failed when it executed (no frame) */
@@ -110,6 +162,7 @@ static void sq_flush_unsent(struct dpv_qp *qp)
 		if (w->frame != NULL)
 			qp->ctx->dev->ops->tx_drop(w->frame);
 		w->frame = NULL;
+		w->deferred = 0;
 		w->status = IBV_WC_WR_FLUSH_ERR;
 		dpv_tx_released(w);
 	}

@@ -224,6 +224,10 @@ struct dpv_wqe {
 	uint8_t released;          /* set by dpv_tx_released */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
+	/* service mode: the frame is built by the service lcore from the slot's descriptor */
+	uint8_t deferred;          /* checked, not built yet */
+	uint16_t nseg, mss, tso_hdr_len;
+	uint32_t tx_flags;         /* enum dpv_tx_flags */
 };
 
 /* The cursors sit on cache lines of their writers' own: in service mode the posting thread
@@ -241,6 +245,11 @@ struct dpv_sq {
 	uint32_t sent __rte_cache_aligned;   /* next slot to hand to the driver */
 	uint32_t done;             /* next slot to complete */
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
+	/* service mode: each slot's gather list (max_sge entries) and a copy of its inline data
+	 * and TSO header (data_stride bytes), the descriptor the service lcore builds from */
+	struct dpv_tx_seg *desc_seg;
+	uint8_t *desc_data;
+	uint32_t data_stride;
 };
 
 struct dpv_rwqe {
@@ -377,6 +386,9 @@ static inline struct dpv_mr **dpv_sq_mrs(struct dpv_sq *sq, uint32_t index)
 	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
 }
 void dpv_sq_fini(struct dpv_qp *qp);
+/* Room for service-mode descriptors (inline data up to @max_inline, TSO headers up to
+ * @max_hdr); -ENOMEM. The SQ must be empty. */
+int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
 void dpv_wqe_put_mrs(struct dpv_wqe *w);
 /* Hand queued frames to the driver, reap, and write completions; QP lock held. */
 void dpv_sq_progress(struct dpv_qp *qp);
