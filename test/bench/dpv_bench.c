@@ -6,6 +6,8 @@
  * -p service: the QP in service mode (a service lcore sends; the EAL needs a worker lcore).
  * -d: the QP in a thread domain (no QP lock), as a single-threaded application would use it.
  * -y: at the end, TSC cycles per WR by stage (needs cycle_stats = 1 in the configuration).
+ * -n count: stop after about @count WRs instead of after @seconds (for instruction counts
+ *    under valgrind --tool=callgrind, which do not depend on the machine's load).
  * -m recv: the receive rate instead: every frame the port gives (net_null makes them) steered
  * by an ALL_DEFAULT flow into receive WQEs of @size bytes, each completion's WQE posted again
  * (in lists of up to @burst). The last line is "frames <count>", the whole run's. */
@@ -141,11 +143,11 @@ int main(int argc, char **argv)
 	struct ibv_sge sge[DEPTH];
 	struct ibv_send_wr wr[DEPTH], *bad;
 	struct ibv_wc wc[64];
-	uint64_t posted = 0, last = 0;
+	uint64_t posted = 0, last = 0, limit = 0;
 	int ring;
 	double start, mark;
 
-	while ((c = getopt(argc, argv, "m:b:s:t:cp:dy")) != -1) {
+	while ((c = getopt(argc, argv, "m:b:s:t:cp:dyn:")) != -1) {
 		switch (c) {
 		case 'm':
 			inl = strcmp(optarg, "inline") == 0;
@@ -161,6 +163,7 @@ int main(int argc, char **argv)
 			break;
 		case 'd': td = true; break;
 		case 'y': cycles = true; break;
+		case 'n': limit = strtoull(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -241,6 +244,10 @@ int main(int argc, char **argv)
 			return fprintf(stderr, "post: %s\n", strerror(rc)), 1;
 		if (ibv_poll_cq(cq, 64, wc) < 0)
 			return 1;
+		if (limit != 0 && posted >= limit) {
+			printf("frames %llu\n", (unsigned long long)posted);
+			break;
+		}
 		if ((i & 255) == 0) {
 			report(posted, &last, &mark);
 			if (now() - start >= seconds) {

@@ -1,0 +1,28 @@
+#!/bin/sh
+# instr_per_wr.sh DPV_BENCH [dpv-bench options]: instructions per WR of a dpv-bench case,
+# counted by valgrind --tool=callgrind as the difference of a 200k-WR and a 400k-WR run (start
+# and teardown cancel out). Unlike Mpps, the count does not depend on what else the machine is
+# doing: use it to compare two builds of the fast path. Prints the functions that changed most.
+set -u
+bench=$1
+shift
+command -v valgrind >/dev/null || { echo "valgrind not found"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+count() {
+	n=$1
+	shift
+	DPV_EAL_ARGS="--vdev=net_null0 -l 0 --no-huge -m 512 --log-level=lib.eal:error" \
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$n" "$bench" "$@" -n "$n" \
+		-t 100000 > /dev/null 2>&1
+	callgrind_annotate "$tmp/cg.$n" 2>/dev/null |
+		awk '/^ *[0-9,]+ \( *[0-9.]+%\)  [^ ]+ \[/ {v=$1; gsub(",","",v);
+		     for (i = 2; i <= NF; i++) if ($i ~ /:/) { n = $i; break }; sub(/.*:/, "", n);
+		     print n, v}' | sort -k1,1 > "$tmp/f.$n"
+	awk '/^(summary|totals):/ {print $2; exit}' "$tmp/cg.$n"
+}
+a=$(count 200000 "$@")
+b=$(count 400000 "$@")
+awk -v a="$a" -v b="$b" 'BEGIN {printf "instructions per WR: %.1f\n", (b - a) / 200000}'
+join "$tmp/f.200000" "$tmp/f.400000" |
+	awk '{d = ($3 - $2) / 200000; if (d >= 1) printf "  %7.1f  %s\n", d, $1}' | sort -rn | head -15
