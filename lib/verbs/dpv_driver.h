@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 struct dpv_port_stats;
+struct dpv_xstat;
 
 struct dpv_port;        /* a driver's port */
 struct dpv_txq;         /* a driver's transmit queue */
@@ -107,6 +108,9 @@ struct dpv_driver_ops {
 	/* Make [va, va + len) reachable by the port's DMA, and undo it. */
 	int (*dma_map)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
 	int (*dma_unmap)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
+	/* The port's extended statistics: fills up to @n, returns how many there are (NULL:
+	 * the driver has none; dpv_query_port_xstats answers EOPNOTSUPP). */
+	int (*port_xstats)(struct dpv_port *port, struct dpv_xstat *xstats, unsigned int n);
 };
 
 /* Called by a driver once all buffers of the frame built for @wqe are released. */
