@@ -13,6 +13,7 @@
 
 struct fwd_port fwd_ports[TP_MAX_PORTS];
 static pthread_t worker;
+static struct dpv_port_stats run_base[TP_MAX_PORTS];   /* the port's counters at start */
 static bool running, all_done;
 static volatile bool stop_flag;
 
@@ -196,6 +197,12 @@ int fwd_start(uint64_t count)
 		}
 	if (rc == 0 && active == 0)
 		rc = tp_error("no started port to forward on: port start <p>");
+	fwd_engine_count(count);
+	for (int p = 0; rc == 0 && p < tp.nb_ports; p++)
+		if (fwd_ports[p].active) {
+			memset(&tp.port[p].fwd, 0, sizeof(tp.port[p].fwd));
+			dpv_query_port_stats(tp.port[p].ctx, &run_base[p]);
+		}
 	if (rc == 0) {
 		stop_flag = false;
 		all_done = false;
@@ -209,8 +216,9 @@ int fwd_start(uint64_t count)
 	printf("forwarding: %s on %d port(s), burst %u", fwd_mode_name(tp.cfg.mode), active,
 	       tp.cfg.burst);
 	if (count)
-		printf(", %llu %s per port", (unsigned long long)count,
-		       tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO ? "WRs" : "frames");
+		printf(", %llu %s", (unsigned long long)count,
+		       tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO ? "WRs per port" :
+		       "frames received in all");
 	printf("\n");
 	return 0;
 }
@@ -219,8 +227,13 @@ int fwd_wait(double seconds)
 {
 	double end = now() + seconds;
 
-	if (!running)
-		return tp_error("nothing to wait for: start count <n> first");
+	if (!running) {
+		if (seconds <= 0)
+			return tp_error("nothing to wait for: start count <n> first, or wait "
+					"<seconds> to pause");
+		usleep((useconds_t)(seconds * 1e6));   /* a pause, e.g. while a capture runs */
+		return 0;
+	}
 	while (!__atomic_load_n(&all_done, __ATOMIC_ACQUIRE)) {
 		if (seconds > 0 && now() >= end)
 			return tp_error("forwarding did not finish its count in %.1f s (show port "
@@ -243,8 +256,8 @@ static void totals(unsigned int p)
 	if (tp.cfg.mode == FWD_CSUM)
 		printf(", bad checksums %llu", (unsigned long long)c->bad_csum);
 	printf("; wire: %llu frames, %llu bytes\n",
-	       (unsigned long long)(st.tx_frames - tp.port[p].base.tx_frames),
-	       (unsigned long long)(st.tx_bytes - tp.port[p].base.tx_bytes));
+	       (unsigned long long)(st.tx_frames - run_base[p].tx_frames),
+	       (unsigned long long)(st.tx_bytes - run_base[p].tx_bytes));
 }
 
 int fwd_stop(void)
@@ -260,6 +273,7 @@ int fwd_stop(void)
 	end = now() + 1.0;
 	for (int p = 0; p < tp.nb_ports; p++)
 		fwd_ports[p].budget = 0;
+	fwd_engine_stop_receiving();
 	for (bool done = false; !done && now() < end;) {
 		done = true;
 		for (int p = 0; p < tp.nb_ports; p++)

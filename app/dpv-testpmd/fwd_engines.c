@@ -10,6 +10,19 @@
 
 #include "fwd_priv.h"
 
+/* Receiving engines count frames over every port together (start count <n>). */
+static uint64_t rx_left;
+
+void fwd_engine_count(uint64_t count)
+{
+	rx_left = count ? count : UINT64_MAX;
+}
+
+void fwd_engine_stop_receiving(void)
+{
+	rx_left = 0;
+}
+
 static void count(uint64_t *c, uint64_t n)
 {
 	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
@@ -180,10 +193,10 @@ static void on_recv(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc
 		       mac_str(f + 6, s), mac_str(f, d), f[12], f[13],
 		       wc->wc_flags & IBV_WC_IP_CSUM_OK ? " IP_CSUM_OK" : "");
 	}
-	if (fp->budget != UINT64_MAX && fp->budget > 0)
-		fp->budget--;
+	if (rx_left != UINT64_MAX && rx_left > 0)
+		rx_left--;
 	if (tp.cfg.mode == FWD_RXONLY) {
-		if (fp->budget > 0)
+		if (rx_left > 0)
 			post_recv_slot(p, (uint32_t)slot);
 		return;
 	}
@@ -206,7 +219,7 @@ static void on_send(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc
 		uint32_t slot = (uint32_t)(wc->wr_id & 0xffffffffu);
 
 		fwd_ports[rx].in_flight--;
-		if (fwd_ports[rx].budget > 0)
+		if (rx_left > 0)
 			post_recv_slot(rx, slot);
 		return;
 	}
@@ -234,7 +247,7 @@ bool fwd_engine_done(unsigned int p)
 {
 	const struct fwd_port *fp = &fwd_ports[p];
 
-	if (fp->budget > 0)
-		return false;
-	return tx_engine() ? fp->completed >= fp->signaled_upto : fp->in_flight == 0;
+	if (tx_engine())
+		return fp->budget == 0 && fp->completed >= fp->signaled_upto;
+	return rx_left == 0 && fp->in_flight == 0;
 }

@@ -16,7 +16,7 @@ struct fwd_port {
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
 	int out;                    /* the port a frame received here leaves from */
-	uint64_t budget;            /* WRs (transmit engines) or frames (others) still to do */
+	uint64_t budget;            /* transmit engines: WRs still to post */
 	uint64_t posted;            /* transmit engines: index of the next WR */
 	uint64_t signaled_upto;     /* ... 1 + index of the last signaled WR posted */
 	uint64_t completed;         /* ... every WR below this index completed */
@@ -37,6 +37,11 @@ extern struct fwd_port fwd_ports[TP_MAX_PORTS];
 void fwd_engine_step(unsigned int p);
 /* Prepare port @p's templates and receive WQEs before the worker starts. */
 int fwd_engine_prepare(unsigned int p);
+/* The count of `start count`: transmit engines per port, receiving engines all ports together
+ * (0: no count). */
+void fwd_engine_count(uint64_t count);
+/* Receive buffers are not posted again (stop). */
+void fwd_engine_stop_receiving(void);
 /* True once port @p reached its count and every WR it posted completed. */
 bool fwd_engine_done(unsigned int p);
 
