@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmdline_parse_num.h>
 #include <cmdline_parse_string.h>
@@ -122,13 +123,27 @@ static int opts_parse(char *words, struct post_opts *o)
 	return 0;
 }
 
-static void print_wc(const struct ibv_wc *wc)
+#define RECV_WR_ID (1ull << 63)     /* wr_id of post recv's WQEs: RECV_WR_ID | sequence */
+
+static void print_wc(const struct tp_qp *q, const struct ibv_wc *wc)
 {
-	printf("completion: wr_id %llu status %s (%s)", (unsigned long long)wc->wr_id,
-	       wc_status_name(wc->status), ibv_wc_status_str(wc->status));
+	bool recv = wc->wr_id & RECV_WR_ID;
+
+	printf("completion: %swr_id %llu status %s (%s)", recv ? "recv " : "",
+	       (unsigned long long)(wc->wr_id & ~RECV_WR_ID), wc_status_name(wc->status),
+	       ibv_wc_status_str(wc->status));
 	if (wc->status == IBV_WC_SUCCESS)
-		printf(" opcode %s byte_len %u", wc_opcode_name(wc->opcode), wc->byte_len);
+		printf(" opcode %s byte_len %u%s", wc_opcode_name(wc->opcode), wc->byte_len,
+		       wc->wc_flags & IBV_WC_IP_CSUM_OK ? " IP_CSUM_OK" : "");
 	printf(" qp_num 0x%x\n", wc->qp_num);
+	if (recv && wc->status == IBV_WC_SUCCESS) {
+		const uint8_t *f = q->rbuf + ((wc->wr_id & ~RECV_WR_ID) % q->rq_depth) * q->rslot_size;
+
+		printf("  frame: ");
+		for (uint32_t i = 0; i < wc->byte_len && i < 34; i++)
+			printf("%s%02x", i == 6 || i == 12 || i == 14 ? " " : "", f[i]);
+		printf("%s\n", wc->byte_len > 34 ? " ..." : "");
+	}
 }
 
 /* Completions of what was posted: the signaled WRs, and error completions. */
@@ -144,8 +159,8 @@ static void collect(struct tp_qp *q, int expected)
 		int n = ibv_poll_cq(q->cq, 16, wc);
 
 		for (int i = 0; i < n; i++) {
-			print_wc(&wc[i]);
-			got++;
+			print_wc(q, &wc[i]);
+			got += !(wc[i].wr_id & RECV_WR_ID);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		dt = (double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -241,4 +256,122 @@ static cmdline_parse_inst_t cmd_post = {
 		    (void *)&t_rest, NULL },
 };
 
-cmdline_parse_inst_t *cmds_post[] = { &cmd_post, NULL };
+/* ---- post recv <qp> [<n>], poll <qp> ---- */
+
+static int recv_buffers(struct tp_qp *q, struct tp_port *pt)
+{
+	struct dpv_qp_counters c;
+
+	if (q->rbuf != NULL)
+		return 0;
+	if (dpv_query_qp_counters(q->qp, &c) != 0 || c.rq_size == 0)
+		return tp_error("QP %d has no receive queue: qp create raw %d rq 64",
+				(int)(q - tp.qp), q->port);
+	q->rq_depth = c.rq_size;
+	q->rslot_size = (pt->info.max_frame + 8 + 63) & ~63u;
+	q->rbuf = aligned_alloc(4096, (size_t)q->rq_depth * q->rslot_size);
+	q->rmr = q->rbuf ? ibv_reg_mr(pt->pd, q->rbuf, (size_t)q->rq_depth * q->rslot_size,
+				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (q->rmr == NULL) {
+		free(q->rbuf);
+		q->rbuf = NULL;
+		return tp_error("receive buffers for QP %d: %s", (int)(q - tp.qp), strerror(errno));
+	}
+	return 0;
+}
+
+struct recv_res {
+	cmdline_fixed_string_t post, recv;
+	uint16_t qp, n;
+};
+
+static void recv_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct recv_res *r = res;
+	struct tp_qp *q = qp_get(r->qp);
+	struct tp_port *pt = q ? port_get((unsigned int)q->port) : NULL;
+	struct dpv_qp_counters c;
+	uint32_t n;
+	int rc = 0, posted = 0;
+
+	if (pt == NULL || recv_buffers(q, pt) != 0 || dpv_query_qp_counters(q->qp, &c) != 0)
+		return;
+	n = data != NULL ? r->n : c.rq_size - c.rq_posted;
+	for (; posted < (int)n && rc == 0; posted++) {
+		uint64_t seq = q->next_recv;
+		struct ibv_sge sge = { (uintptr_t)q->rbuf + (seq % q->rq_depth) * q->rslot_size,
+				       q->rslot_size, q->rmr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = RECV_WR_ID | seq, .sg_list = &sge, .num_sge = 1 },
+				   *bad;
+
+		rc = ibv_post_recv(q->qp, &wr, &bad);
+		if (rc == 0)
+			q->next_recv++;
+	}
+	if (rc != 0)
+		printf("ibv_post_recv: %s (%s) after %d WQE(s)\n", errno_name(rc), strerror(rc),
+		       posted - 1);
+	else
+		printf("posted %d receive WQE(s) of %u bytes on QP %u\n", posted, q->rslot_size,
+		       r->qp);
+}
+
+static cmdline_parse_token_string_t t_r_post = TOKEN_STRING_INITIALIZER(struct recv_res, post, "post");
+static cmdline_parse_token_string_t t_r_recv = TOKEN_STRING_INITIALIZER(struct recv_res, recv, "recv");
+static cmdline_parse_token_num_t t_r_qp = TOKEN_NUM_INITIALIZER(struct recv_res, qp, RTE_UINT16);
+static cmdline_parse_token_num_t t_r_n = TOKEN_NUM_INITIALIZER(struct recv_res, n, RTE_UINT16);
+
+static cmdline_parse_inst_t cmd_recv = {
+	.f = recv_parsed,
+	.help_str = "post recv <qp>: fill the QP's receive queue with WQEs (buffers of the "
+		    "port's largest frame)",
+	.tokens = { (void *)&t_r_post, (void *)&t_r_recv, (void *)&t_r_qp, NULL },
+};
+
+static cmdline_parse_inst_t cmd_recv_n = {
+	.f = recv_parsed,
+	.data = (void *)1,
+	.help_str = "post recv <qp> <n>: post <n> receive WQEs",
+	.tokens = { (void *)&t_r_post, (void *)&t_r_recv, (void *)&t_r_qp, (void *)&t_r_n, NULL },
+};
+
+struct poll_res {
+	cmdline_fixed_string_t poll;
+	uint16_t qp;
+};
+
+static void poll_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct poll_res *r = res;
+	struct tp_qp *q = qp_get(r->qp);
+	struct ibv_wc wc[16];
+	int n, total = 0;
+
+	if (q == NULL)
+		return;
+	/* polling drives the port's receive side: a few rounds let frames arrive */
+	for (int round = 0; round < 100; round++) {
+		n = ibv_poll_cq(q->cq, 16, wc);
+		for (int i = 0; i < n; i++)
+			print_wc(q, &wc[i]);
+		total += n > 0 ? n : 0;
+		if (n <= 0 && round > 10)
+			break;
+		if (n <= 0)
+			usleep(1000);
+	}
+	if (total == 0)
+		printf("no completion on CQ %u\n", r->qp);
+}
+
+static cmdline_parse_token_string_t t_poll = TOKEN_STRING_INITIALIZER(struct poll_res, poll, "poll");
+static cmdline_parse_token_num_t t_poll_qp = TOKEN_NUM_INITIALIZER(struct poll_res, qp, RTE_UINT16);
+
+static cmdline_parse_inst_t cmd_poll = {
+	.f = poll_parsed,
+	.help_str = "poll <qp>: the completions waiting on the QP's CQ (receive completions with "
+		    "the frame's first bytes)",
+	.tokens = { (void *)&t_poll, (void *)&t_poll_qp, NULL },
+};
+
+cmdline_parse_inst_t *cmds_post[] = { &cmd_post, &cmd_recv, &cmd_recv_n, &cmd_poll, NULL };

@@ -2,6 +2,7 @@
  * `flow create` name). Each QP has a CQ of its own (same id) for its send and receive
  * completions. A QP comes up in RTS; `qp modify` walks the state machine by hand. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -119,6 +120,11 @@ int qp_destroy(unsigned int id)
 	rc = ibv_destroy_qp(q->qp);
 	if (rc != 0)
 		return tp_error("ibv_destroy_qp(QP %u): %s", id, strerror(rc));
+	if (q->rmr != NULL)
+		ibv_dereg_mr(q->rmr);
+	free(q->rbuf);
+	q->rmr = NULL;
+	q->rbuf = NULL;
 	rc = ibv_destroy_cq(q->cq);
 	q->used = false;
 	if (rc != 0)

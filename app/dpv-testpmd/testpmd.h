@@ -61,6 +61,11 @@ struct tp_qp {
 	struct ibv_cq *cq;          /* send and receive completions */
 	uint32_t sq, rq, inline_size;
 	uint64_t next_wr_id;
+	/* post recv: the QP's receive buffers (made on first use), one slot per RQ entry */
+	uint8_t *rbuf;
+	struct ibv_mr *rmr;
+	uint32_t rslot_size, rq_depth;
+	uint64_t next_recv;
 };
 
 struct tp_flow {

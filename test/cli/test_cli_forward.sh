@@ -2,7 +2,8 @@
 # dpv-testpmd's receiving engines between two net_pcap ports (port 0 reads 10 scapy frames
 # with wrong checksums, port 1 writes what leaves): io sends them unchanged, mac rewrites the
 # addresses, csum sends them with IP_CSUM (checksums right, the wrong ones counted), rxonly
-# takes them; capture writes what a port receives.
+# takes them; capture writes what a port receives; a QP of post recv gets what its flow
+# steers.
 set -u
 tpmd=$1
 dir=$(mktemp -d)
@@ -61,4 +62,17 @@ check "capture: exit 0 and 10 frames reported ($?)" \
 	"[ $? -eq 0 ] && grep -q 'capture of port 0: 10 frames to' '$dir/cap.out'"
 check "capture: the file holds what port 0 received, byte for byte" \
 	"[ \"\$(hex $dir/cap.pcap)\" = \"\$(hex $dir/in.pcap)\" ]"
+run recv --vdev=net_pcap0,rx_pcap="$dir/in.pcap",tx_pcap=/dev/null -- <<'EOF2'
+qp create raw 0 rq 8
+flow create 0 eth / ipv4 dst is 10.0.0.2 / udp dst is 4789 / end
+post recv 0 4
+poll 0
+show qp 0
+show port stats 0
+EOF2
+o=$(out_of recv "poll 0")
+check "a user QP with a flow and 4 WQEs: 4 receive completions of 62..65 bytes, no IP_CSUM_OK" \
+	"[ \$(echo '$o' | grep -c 'completion: recv wr_id [0-3] status SUCCESS (success) opcode RECV byte_len 6[2-5] qp_num') = 4 ]"
+check "the frames' first bytes shown" "echo '$o' | grep -q '  frame: 0200000000bb 0200000000aa 0800 45'"
+check "the other 6 frames dropped for want of a WQE" "grep -q 'rx no WQE: *6$' '$dir/recv.out'"
 finish cli_forward
