@@ -103,8 +103,11 @@ void port_stats_clear(unsigned int p)
 {
 	struct tp_port *pt = &tp.port[p];
 	unsigned int n = 0;
+	uint64_t *c = (uint64_t *)&pt->fwd;
 
-	memset(&pt->fwd, 0, sizeof(pt->fwd));
+	/* the forwarding thread may be counting: one atomic store per counter */
+	for (size_t i = 0; i < sizeof(pt->fwd) / sizeof(uint64_t); i++)
+		__atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
 	memset(&pt->base, 0, sizeof(pt->base));
 	free(pt->xbase);
 	pt->xbase = NULL;

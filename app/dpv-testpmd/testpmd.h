@@ -27,7 +27,8 @@
 #define TP_POST_AREA (1u << 20)     /* post send's frames */
 #define TP_PORT_AREA (TP_RX_SLOTS * TP_SLOT_SIZE + TP_TX_AREA + TP_POST_AREA)
 
-/* What the forwarding engine counted on one port since start (read by the stats line). */
+/* What the forwarding engine counted on one port since start (read by the stats line); only
+ * uint64_t counters (clear port stats zeroes them one by one). */
 struct fwd_counters {
 	uint64_t rx;                /* receive completions (frames) */
 	uint64_t tx_wrs;            /* send WRs posted */
@@ -98,7 +99,6 @@ struct testpmd {
 	struct tp_flow flow[TP_MAX_FLOWS];
 	struct fwd_config cfg;
 	unsigned int stats_period;        /* seconds; 0: no live line */
-	bool script;                      /* a failing command ends the run (exit status 1) */
 	int failed;                       /* commands that failed */
 	bool quit;
 	struct cmdline *cl;
