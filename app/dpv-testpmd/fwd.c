@@ -121,6 +121,12 @@ static int paired(int p)
 	return q < tp.nb_ports && tp.port[q].ctx != NULL ? q : p;
 }
 
+/* The engine's SQs: room for a few bursts. */
+static uint32_t fwd_sq_depth(void)
+{
+	return tp.cfg.burst * 4u < 512 ? 512 : tp.cfg.burst * 4u;
+}
+
 static int check_config(void)
 {
 	uint32_t len = fwd_frame_len();
@@ -140,6 +146,10 @@ static int check_config(void)
 	if (m == FWD_TSO && len > 262144)
 		return tp_error("a TSO payload of %u bytes is above max_tso (262144): set txpkts "
 				"lower", len);
+	if (tp.cfg.signaled_every > fwd_sq_depth())
+		return tp_error("signaled-every %u is above the SQ depth (%u): the SQ would fill "
+				"before a completion frees it; set txflags signaled-every %u or less",
+				tp.cfg.signaled_every, fwd_sq_depth(), fwd_sq_depth());
 	if (tp.cfg.inline_data && len > 2048)
 		return tp_error("inline frames of %u bytes are above max_inline_data (2048): "
 				"set txpkts lower or set txflags without inline", len);
@@ -159,8 +169,7 @@ static int fwd_port_setup(int p, uint64_t count)
 {
 	struct fwd_port *fp = &fwd_ports[p];
 	bool tx = tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO;
-	uint32_t sq = tp.cfg.burst * 4u < 512 ? 512 : tp.cfg.burst * 4u;
-	struct qp_opts o = { .sq = sq, .rq = tx ? 0 : TP_RX_SLOTS / 2,
+	struct qp_opts o = { .sq = fwd_sq_depth(), .rq = tx ? 0 : TP_RX_SLOTS / 2,
 			     .inline_size = tp.cfg.inline_data ? fwd_frame_len() : 0,
 			     .max_tso_header = tp.cfg.mode == FWD_TSO ? TCP_HDR_LEN : 0 };
 	struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),

@@ -32,6 +32,13 @@ set txpkts 0
 EOF2
 check "a bad value: exit 1, the message says what is allowed" \
 	"[ $rc -eq 1 ] && grep -q 'error: set txpkts takes 1 to 8 lengths of 1..65535 bytes' '$dir/badval.out'"
+run signal --vdev=net_null0 -- <<'EOF2'
+set fwd txonly
+set txflags signaled-every 1000
+start
+EOF2
+check "signaled-every above the SQ refused at start, with the fix" \
+	"[ $rc -eq 1 ] && grep -q 'error: signaled-every 1000 is above the SQ depth (512).*signaled-every 512 or less' '$dir/signal.out'"
 run post_nothing --vdev=net_null0 -- <<'EOF2'
 post send 3 hex 00
 EOF2
