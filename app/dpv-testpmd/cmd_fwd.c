@@ -86,7 +86,7 @@ static void set_val_parsed(void *res, struct cmdline *cl, void *data)
 	if (strcmp(r->what, "verbose") == 0) {
 		if (parse_u32(r->value, 2, &v) != 0) {
 			tp_error("set verbose takes 0 (quiet), 1 (each received frame, each error) "
-				 "or 2");
+				 "or 2 (each completion too)");
 			return;
 		}
 		tp.cfg.verbose = (int)v;

@@ -213,6 +213,10 @@ static void on_send(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc
 			       ibv_wc_status_str(wc->status));
 	} else {
 		count(&tp.port[p].fwd.completions, 1);
+		if (tp.cfg.verbose > 1)
+			printf("port %u: completion of WR %llu: %s\n", p,
+			       (unsigned long long)(wc->wr_id & ~(FWD_FWD | FWD_RECV)),
+			       wc_opcode_name(wc->opcode));
 	}
 	if (wc->wr_id & FWD_FWD) {
 		unsigned int rx = (unsigned int)(wc->wr_id >> 32 & 0xffff);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # dpv-testpmd's modes and errors: a command file stops at a command it cannot parse or that
 # fails, prints that command's help and exits 1; bad EAL or program arguments; --auto-start
-# with --duration and --stats-period; the prompt fed through a pipe, with load; and, while it
+# with --duration and --stats-period; the prompt fed through a pipe, with load and tab
+# completion; and, while it
 # runs, no shared librte_*, libibverbs or libmlx* in the process (DPDK's plugin autoload off).
 set -u
 tpmd=$1
@@ -71,6 +72,9 @@ check "interactive: load ran the file's commands" "grep -q 'QP 0: qp_num 0x[0-9a
 maps=$(grep -e librte_ -e libibverbs -e libmlx "/proc/$pid/maps" | head -3)
 check "no shared librte_*, libibverbs or libmlx* mapped ($maps)" "[ -z '$maps' ]"
 check "libdpverbs is mapped" "grep -q libdpverbs '/proc/$pid/maps'"
+printf 'show dev\t\n' >&3
+for i in $(seq 100); do grep -q '^1 verbs device' "$dir/i.out" && break; sleep 0.05; done
+check "interactive: <tab> completes 'show dev' to show device" "grep -q '^1 verbs device(s)' '$dir/i.out'"
 echo "help qp" >&3
 echo quit >&3
 exec 3>&-

@@ -86,4 +86,14 @@ check "PSH on the last segment of a WR only ($psh)" "[ '$psh' = '0 0 1 ' ]"
 o=$(out_of tso "show port stats 0")
 check "show port stats: 6 TSO WRs in software, 18 segments" \
 	"echo '$o' | grep -q 'tso in software: *6 (18 segments)'"
+run verbose --vdev=net_null0 -- <<'EOF2'
+set verbose 2
+set fwd txonly
+set txflags signaled-every 1
+start count 3
+wait
+stop
+EOF2
+n=$(grep -c '^port 0: completion of WR [0-2]: SEND$' "$dir/verbose.out")
+check "set verbose 2, signaled-every 1: each of the 3 completions printed ($n)" "[ '$n' = 3 ]"
 finish cli_txonly_tso
