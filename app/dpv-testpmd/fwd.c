@@ -82,11 +82,30 @@ static void stats_line(unsigned int p, struct rate_base *b)
 	b->t = t;
 }
 
+/* A line per port; on a terminal without a prompt, the lines refresh in place. */
+static void stats_lines(struct rate_base *base, int *printed)
+{
+	bool refresh = !tp.interactive && isatty(STDOUT_FILENO);
+
+	if (refresh && *printed)
+		printf("\033[%dA", *printed);
+	*printed = 0;
+	for (int p = 0; p < tp.nb_ports; p++)
+		if (fwd_ports[p].active) {
+			if (refresh)
+				printf("\033[K");
+			stats_line((unsigned int)p, &base[p]);
+			(*printed)++;
+		}
+	fflush(stdout);
+}
+
 static void *worker_main(void *arg)
 {
 	static struct rate_base base[TP_MAX_PORTS];
 	double next = now() + tp.stats_period;
 	unsigned long loops = 0;
+	int lines = 0;
 
 	for (int p = 0; p < tp.nb_ports; p++)
 		if (fwd_ports[p].active) {
@@ -104,10 +123,7 @@ static void *worker_main(void *arg)
 		}
 		__atomic_store_n(&all_done, done, __ATOMIC_RELEASE);
 		if (tp.stats_period && (++loops & 1023) == 0 && now() >= next) {
-			for (int p = 0; p < tp.nb_ports; p++)
-				if (fwd_ports[p].active)
-					stats_line((unsigned int)p, &base[p]);
-			fflush(stdout);
+			stats_lines(base, &lines);
 			next += tp.stats_period;
 		}
 	}

@@ -93,7 +93,7 @@ static int parse_app_args(int argc, char **argv, struct app_opts *o)
 		int rc = 0;
 
 		switch (c) {
-		case 'i': o->interactive = true; break;
+		case 'i': o->interactive = tp.interactive = true; break;
 		case 'f': o->cmdline_file = optarg; break;
 		case 'a': o->auto_start = true; break;
 		case 'd': o->duration = atof(optarg); break;

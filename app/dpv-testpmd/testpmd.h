@@ -99,6 +99,7 @@ struct testpmd {
 	struct tp_flow flow[TP_MAX_FLOWS];
 	struct fwd_config cfg;
 	unsigned int stats_period;        /* seconds; 0: no live line */
+	bool interactive;                 /* a prompt shares the terminal with the stats lines */
 	int failed;                       /* commands that failed */
 	bool quit;
 	struct cmdline *cl;
