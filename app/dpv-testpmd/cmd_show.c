@@ -119,24 +119,38 @@ static void tx_offload_caps(unsigned int p, struct tp_port *pt)
 }
 
 struct show_port_res {
-	cmdline_fixed_string_t show, port, what;
+	cmdline_fixed_string_t show, port, what, all;
 	uint16_t pid;
 };
 
-static void show_port_parsed(void *res, struct cmdline *cl, void *data)
+static void show_port_one(unsigned int p, const char *what)
 {
-	struct show_port_res *r = res;
-	struct tp_port *pt = port_get(r->pid);
+	struct tp_port *pt = port_get(p);
 
 	if (pt == NULL)
 		return;
 	dpv_query_port_info(pt->ctx, &pt->info);
-	if (strcmp(r->what, "info") == 0)
-		port_info(r->pid, pt);
-	else if (strcmp(r->what, "stats") == 0)
-		port_stats(r->pid, pt);
+	if (strcmp(what, "info") == 0)
+		port_info(p, pt);
+	else if (strcmp(what, "stats") == 0)
+		port_stats(p, pt);
 	else
-		port_xstats(r->pid, pt);
+		port_xstats(p, pt);
+}
+
+static void show_port_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct show_port_res *r = res;
+
+	if (data == NULL) {
+		show_port_one(r->pid, r->what);
+		return;
+	}
+	for (int p = 0; p < tp.nb_ports; p++)
+		if (tp.port[p].ctx != NULL)
+			show_port_one((unsigned int)p, r->what);
+		else
+			printf("port %d is stopped (port start %d)\n", p, p);
 }
 
 static cmdline_parse_token_string_t t_show = TOKEN_STRING_INITIALIZER(struct show_port_res, show, "show");
@@ -149,6 +163,15 @@ static cmdline_parse_inst_t cmd_show_port = {
 	.help_str = "show port info|stats|xstats <port>: the port, its counters (since clear "
 		    "port stats), its PMD's extended statistics",
 	.tokens = { (void *)&t_show, (void *)&t_port, (void *)&t_what, (void *)&t_pid, NULL },
+};
+
+static cmdline_parse_token_string_t t_all = TOKEN_STRING_INITIALIZER(struct show_port_res, all, "all");
+
+static cmdline_parse_inst_t cmd_show_port_all = {
+	.f = show_port_parsed,
+	.data = (void *)1,
+	.help_str = "show port info|stats|xstats all: the same for every port",
+	.tokens = { (void *)&t_show, (void *)&t_port, (void *)&t_what, (void *)&t_all, NULL },
 };
 
 struct show_txo_res {
@@ -329,6 +352,6 @@ static cmdline_parse_inst_t cmd_show_qps = {
 };
 
 cmdline_parse_inst_t *cmds_show[] = {
-	&cmd_show_port, &cmd_show_txo, &cmd_show_txo2, &cmd_show_word, &cmd_show_obj,
+	&cmd_show_port, &cmd_show_port_all, &cmd_show_txo, &cmd_show_txo2, &cmd_show_word, &cmd_show_obj,
 	&cmd_show_qps, NULL,
 };

@@ -43,6 +43,8 @@ port start 1
 show port info 1
 port reset 0
 show qp
+port stop 1
+show port info all
 EOF2
 check "exit status 0 (got $rc)" "[ $rc -eq 0 ]"
 o=$(out_of show "show device")
@@ -92,6 +94,11 @@ check "port start 1, then its info again" \
 	"grep -q '^port 1 started' '$dir/show.out' && [ \$(grep -c 'driver net_pcap' '$dir/show.out') = 2 ]"
 check "port reset 0: its QP gone" \
 	"grep -q '^port 0 reset' '$dir/show.out' && grep -q '^no QP: qp create raw <port>' '$dir/show.out'"
+
+o=$(out_of show "show port info all")
+check "show port info all: ports 0 and 2, port 1 stopped" \
+	"echo '$o' | grep -q '^port 0: dpv_net_null0' && echo '$o' | grep -q '^port 1 is stopped (port start 1)' &&
+	 echo '$o' | grep -q '^port 2: dpv_net_tap_s0'"
 
 run bad_port $ports -- <<'EOF2'
 qp create raw 7
