@@ -60,6 +60,16 @@ mpps=$(grep -m1 '^port 0: rx' "$dir/auto.out" | sed 's/.*tx \([0-9.]*\) Mpps.*/\
 check "net_null sent at more than 0.01 Mpps ($mpps)" "awk 'BEGIN { exit !($mpps > 0.01) }'"
 check "then it stopped and printed the totals" "grep -q '^port 0: rx 0, tx WRs [1-9][0-9]*, completions' '$dir/auto.out'"
 
+"$tpmd" --vdev=net_null0 $QUIET -- --auto-start --forward-mode=txonly > "$dir/sig.out" 2>&1 &
+pid=$!
+for i in $(seq 100); do grep -qs '^forwarding: txonly' "$dir/sig.out" && break; sleep 0.05; done
+sleep 0.5
+kill -INT $pid
+wait $pid
+check "--auto-start without --duration: SIGINT stops it, totals printed, exit 0 ($?)" \
+	"[ $? -eq 0 ] && grep -q '^signal 2: stopping' '$dir/sig.out' && grep -q '^port 0: rx 0, tx WRs [1-9]' '$dir/sig.out'"
+pid=
+
 # the prompt, fed through a pipe
 mkfifo "$dir/in"
 "$tpmd" --vdev=net_null0 $QUIET -- -i < "$dir/in" > "$dir/i.out" 2>&1 &
@@ -67,7 +77,7 @@ pid=$!
 exec 3> "$dir/in"
 printf 'qp create raw 0\nshow qp 0\n' > "$dir/load.cmd"
 echo "load $dir/load.cmd" >&3
-for i in $(seq 100); do grep -q 'state rts' "$dir/i.out" && break; sleep 0.05; done
+for i in $(seq 100); do grep -qs 'state rts' "$dir/i.out" && break; sleep 0.05; done
 check "interactive: load ran the file's commands" "grep -q 'QP 0: qp_num 0x[0-9a-f]*, RAW_PACKET on port 0, state rts' '$dir/i.out'"
 maps=$(grep -e librte_ -e libibverbs -e libmlx "/proc/$pid/maps" | head -3)
 check "no shared librte_*, libibverbs or libmlx* mapped ($maps)" "[ -z '$maps' ]"
