@@ -94,4 +94,6 @@ pid=
 check "help qp: the qp commands" "grep -q 'qp create raw <port> \[sq N\]' '$dir/i.out'"
 needed=$(objdump -p "$tpmd" | grep NEEDED | grep -e librte_ -e libibverbs)
 check "NEEDED has no librte_* or libibverbs ($needed)" "[ -z '$needed' ]"
+rte=$(nm "$tpmd" | grep -w -e 'U rte_.*' -e '[TDB] rte_.*' | head -3)
+check "no DPDK symbol defined in or needed by dpv-testpmd but librte_cmdline's ($rte)" "[ -z '$rte' ]"
 finish cli_errors
