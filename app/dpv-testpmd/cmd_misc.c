@@ -41,6 +41,8 @@ static void load_parsed(void *res, struct cmdline *cl, void *data)
 	struct misc_res *r = res;
 
 	script_run(r->arg);
+	if (tp.quit && tp.cl != NULL)      /* the file said quit: so does the prompt */
+		cmdline_quit(tp.cl);
 }
 
 static cmdline_parse_token_string_t t_load = TOKEN_STRING_INITIALIZER(struct misc_res, word, "load");

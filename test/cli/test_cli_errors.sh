@@ -51,7 +51,7 @@ check "a bad EAL argument: exit 1 naming dpv_init ($?)" "grep -q 'dpv_init: Inva
 "$tpmd" --vdev=net_null0 $QUIET -- > "$dir/nomode.out" 2>&1
 check "no mode: exit 2 with the usage ($?)" "[ $? -eq 2 ] && grep -q 'usage:' '$dir/nomode.out'"
 
-"$tpmd" --vdev=net_null0 $QUIET -- --auto-start --duration=2.5 --stats-period=1 \
+"$tpmd" --vdev=net_null0 $QUIET -- --auto-start --duration=3.5 --stats-period=1 \
 	--forward-mode=txonly --txpkts=64 --burst=64 > "$dir/auto.out" 2>&1
 check "--auto-start --duration: exit 0 ($?)" "[ $? -eq 0 ]"
 l=$(grep -c '^port 0: rx 0.000 Mpps, tx [0-9.]* Mpps [0-9.]* Gbit/s | WRs [0-9]* completions [0-9]* errors 0$' "$dir/auto.out")
