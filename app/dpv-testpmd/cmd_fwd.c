@@ -207,65 +207,102 @@ static cmdline_parse_inst_t cmd_tso = {
 		    NULL },
 };
 
-/* ---- csum set ip|tcp|udp|all hw|sw|auto <port> ---- */
+/* ---- csum set ip|tcp|udp|tso|all hw|sw <port>, csum policy auto|sw|hw <port> ---- */
 
 struct csum_res {
 	cmdline_fixed_string_t csum, set, proto, where;
 	uint16_t pid;
 };
 
-static uint32_t csum_bits(const char *proto)
+static uint32_t offload_bits(const char *proto)
 {
 	return strcmp(proto, "ip") == 0 ? DPV_OFFLOAD_IPV4_CKSUM :
 	       strcmp(proto, "tcp") == 0 ? DPV_OFFLOAD_TCP_CKSUM :
 	       strcmp(proto, "udp") == 0 ? DPV_OFFLOAD_UDP_CKSUM :
-	       DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM;
+	       strcmp(proto, "tso") == 0 ? DPV_OFFLOAD_TCP_TSO :
+	       DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM |
+	       DPV_OFFLOAD_TCP_TSO;
 }
 
+/* hw: the port may do them again (refused where it has not got them); sw: always dpverbs. */
 static void csum_parsed(void *res, struct cmdline *cl, void *data)
+{
+	struct csum_res *r = res;
+	struct tp_port *pt = port_get(r->pid);
+	uint32_t bits = offload_bits(r->proto), missing, forced;
+	bool hw = strcmp(r->where, "hw") == 0;
+	int rc;
+
+	if (pt == NULL || fwd_refuse("csum set"))
+		return;
+	missing = bits & ~pt->info.port_offloads;
+	if (hw && missing) {
+		tp_error("port %u (%s) has no %s offload: it cannot do it in hardware; use "
+			 "csum set %s sw %u (nothing was changed)", r->pid, pt->info.driver,
+			 dpv_offload_name(missing & -missing), r->proto, r->pid);
+		return;
+	}
+	forced = hw ? pt->sw_forced & ~bits : pt->sw_forced | bits;
+	rc = dpv_set_offload_software(pt->ctx, forced);
+	if (rc == 0 && hw && pt->info.policy == DPV_OFFLOAD_POLICY_SOFTWARE)
+		rc = dpv_set_offload_policy(pt->ctx, DPV_OFFLOAD_POLICY_AUTO);
+	if (rc != 0) {
+		tp_error("port %u: choosing where %s runs failed: %s", r->pid, r->proto, strerror(rc));
+		return;
+	}
+	pt->sw_forced = forced;
+	dpv_query_port_info(pt->ctx, &pt->info);
+	printf("port %u: %s %s\n", r->pid, r->proto, hw ?
+	       "in the port where it gives the contract's frames, else in software" :
+	       "always in software");
+}
+
+static cmdline_parse_token_string_t t_csum = TOKEN_STRING_INITIALIZER(struct csum_res, csum, "csum");
+static cmdline_parse_token_string_t t_csum_set = TOKEN_STRING_INITIALIZER(struct csum_res, set, "set");
+static cmdline_parse_token_string_t t_csum_proto = TOKEN_STRING_INITIALIZER(struct csum_res, proto, "ip#tcp#udp#tso#all");
+static cmdline_parse_token_string_t t_csum_where = TOKEN_STRING_INITIALIZER(struct csum_res, where, "hw#sw");
+static cmdline_parse_token_num_t t_csum_pid = TOKEN_NUM_INITIALIZER(struct csum_res, pid, RTE_UINT16);
+
+static cmdline_parse_inst_t cmd_csum = {
+	.f = csum_parsed,
+	.help_str = "csum set ip|tcp|udp|tso|all hw|sw <port>: where IP_CSUM's IPv4, TCP, UDP "
+		    "checksums and TSO run on the port (dpv_set_offload_software)",
+	.tokens = { (void *)&t_csum, (void *)&t_csum_set, (void *)&t_csum_proto,
+		    (void *)&t_csum_where, (void *)&t_csum_pid, NULL },
+};
+
+static void policy_parsed(void *res, struct cmdline *cl, void *data)
 {
 	struct csum_res *r = res;
 	struct tp_port *pt = port_get(r->pid);
 	enum dpv_offload_policy pol = strcmp(r->where, "hw") == 0 ? DPV_OFFLOAD_POLICY_HARDWARE :
 				      strcmp(r->where, "sw") == 0 ? DPV_OFFLOAD_POLICY_SOFTWARE :
 				      DPV_OFFLOAD_POLICY_AUTO;
-	uint32_t want = csum_bits(r->proto), missing;
 	int rc;
 
-	if (pt == NULL || fwd_refuse("csum set"))
+	if (pt == NULL || fwd_refuse("csum policy"))
 		return;
-	missing = want & ~pt->info.port_offloads;
-	if (pol == DPV_OFFLOAD_POLICY_HARDWARE && missing) {
-		tp_error("port %u (%s) has no %s offload: it cannot checksum in hardware; use "
-			 "csum set %s sw %u or auto (nothing was changed)", r->pid, pt->info.driver,
-			 dpv_offload_name(missing & -missing), r->proto, r->pid);
-		return;
-	}
 	rc = dpv_set_offload_policy(pt->ctx, pol);
 	if (rc != 0) {
 		tp_error("dpv_set_offload_policy(port %u): %s", r->pid, strerror(rc));
 		return;
 	}
 	dpv_query_port_info(pt->ctx, &pt->info);
-	printf("port %u: checksums and TSO %s (dpverbs sets where offloads run per port: ip, tcp, "
-	       "udp and TSO together)\n", r->pid, pol == DPV_OFFLOAD_POLICY_HARDWARE ?
-	       "only in the port: what it cannot do fails with EINVAL" :
-	       pol == DPV_OFFLOAD_POLICY_SOFTWARE ? "in software" :
-	       "in the port where it gives the contract's frames, else in software");
+	printf("port %u: offload policy %s\n", r->pid, pol == DPV_OFFLOAD_POLICY_HARDWARE ?
+	       "hardware (what the port cannot do fails with EINVAL, as on mlx5)" :
+	       pol == DPV_OFFLOAD_POLICY_SOFTWARE ? "software (everything by dpverbs)" :
+	       "auto (the port where it gives the contract's frames, else software)");
 }
 
-static cmdline_parse_token_string_t t_csum = TOKEN_STRING_INITIALIZER(struct csum_res, csum, "csum");
-static cmdline_parse_token_string_t t_csum_set = TOKEN_STRING_INITIALIZER(struct csum_res, set, "set");
-static cmdline_parse_token_string_t t_csum_proto = TOKEN_STRING_INITIALIZER(struct csum_res, proto, "ip#tcp#udp#all");
-static cmdline_parse_token_string_t t_csum_where = TOKEN_STRING_INITIALIZER(struct csum_res, where, "hw#sw#auto");
-static cmdline_parse_token_num_t t_csum_pid = TOKEN_NUM_INITIALIZER(struct csum_res, pid, RTE_UINT16);
+static cmdline_parse_token_string_t t_policy = TOKEN_STRING_INITIALIZER(struct csum_res, set, "policy");
+static cmdline_parse_token_string_t t_policy_where = TOKEN_STRING_INITIALIZER(struct csum_res, where, "auto#sw#hw");
 
-static cmdline_parse_inst_t cmd_csum = {
-	.f = csum_parsed,
-	.help_str = "csum set ip|tcp|udp|all hw|sw|auto <port>: where IP_CSUM (and TSO) run on "
-		    "the port (dpv_set_offload_policy)",
-	.tokens = { (void *)&t_csum, (void *)&t_csum_set, (void *)&t_csum_proto,
-		    (void *)&t_csum_where, (void *)&t_csum_pid, NULL },
+static cmdline_parse_inst_t cmd_policy = {
+	.f = policy_parsed,
+	.help_str = "csum policy auto|sw|hw <port>: the port's offload policy "
+		    "(dpv_set_offload_policy)",
+	.tokens = { (void *)&t_csum, (void *)&t_policy, (void *)&t_policy_where,
+		    (void *)&t_csum_pid, NULL },
 };
 
 /* ---- start [count <n>], stop, wait [<seconds>] ---- */
@@ -343,6 +380,6 @@ static cmdline_parse_inst_t cmd_wait_secs = {
 };
 
 cmdline_parse_inst_t *cmds_fwd[] = {
-	&cmd_set_fwd, &cmd_set_flags, &cmd_set_val, &cmd_tso, &cmd_csum, &cmd_start,
+	&cmd_set_fwd, &cmd_set_flags, &cmd_set_val, &cmd_tso, &cmd_csum, &cmd_policy, &cmd_start,
 	&cmd_start_count, &cmd_stop, &cmd_wait, &cmd_wait_secs, NULL,
 };

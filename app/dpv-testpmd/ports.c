@@ -82,6 +82,7 @@ int port_start(unsigned int p)
 	memcpy(pt->mac + 1, gid.raw + 9, 2);
 	memcpy(pt->mac + 3, gid.raw + 13, 3);
 	pt->post_off = 0;
+	pt->sw_forced = 0;             /* dpverbs starts the port with none forced */
 	port_stats_clear(p);
 	return 0;
 }

@@ -46,6 +46,7 @@ struct tp_port {
 	struct dpv_port_info info;
 	uint8_t mac[6];
 	uint16_t tso_mss;           /* tso set; 0: off */
+	uint32_t sw_forced;         /* csum set ... sw: enum dpv_offload always in software */
 	struct dpv_port_stats base; /* clear port stats */
 	struct dpv_xstat *xbase;
 	unsigned int nb_xbase;

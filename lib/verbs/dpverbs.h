@@ -140,6 +140,17 @@ struct dpv_xstat {
  */
 int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xstat *xstats, unsigned int *n);
 
+/**
+ * dpv_set_offload_software - offloads that always run in software on @context's port,
+ * whatever its policy (testpmd's "csum set udp sw"): the others keep following the policy.
+ * @offloads: enum dpv_offload bits; 0 gives every offload back to the policy. Under the
+ * HARDWARE policy, the bits given here are the ones software may do.
+ * Applies to WRs posted afterwards, on every QP of the port; starts at 0 when the port starts.
+ * Returns 0; EINVAL for a NULL context or bits outside enum dpv_offload; EOPNOTSUPP if the
+ * port's driver cannot choose per offload.
+ */
+int dpv_set_offload_software(struct ibv_context *context, uint32_t offloads);
+
 /** What a QP holds and has done (a snapshot taken under the QP's lock). */
 struct dpv_qp_counters {
 	enum ibv_qp_state state;

@@ -1,6 +1,6 @@
-/* What tools such as dpv-testpmd show beyond the verbs queries: a port's DPDK extended
- * statistics, and the occupancy and counters of one QP and one CQ. Read-only snapshots, taken
- * under the object's lock so that they are consistent with one another. */
+/* What tools such as dpv-testpmd need beyond the verbs queries: a port's DPDK extended
+ * statistics, the offloads forced to software one by one, and the occupancy and counters of
+ * one QP and one CQ (snapshots, taken under the object's lock). */
 #include <errno.h>
 #include <string.h>
 
@@ -21,6 +21,23 @@ DPV_EXPORT int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xst
 		return -rc;
 	*n = (unsigned int)rc;
 	return 0;
+}
+
+DPV_EXPORT int dpv_set_offload_software(struct ibv_context *context, uint32_t offloads)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	const uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
+			     DPV_OFFLOAD_UDP_CKSUM | DPV_OFFLOAD_TCP_TSO;
+	int rc;
+
+	if (ctx == NULL || (offloads & ~all))
+		return EINVAL;
+	if (ctx->dev->ops->set_offload_software == NULL)
+		return EOPNOTSUPP;
+	rc = ctx->dev->ops->set_offload_software(ctx->dev->port, offloads);
+	if (rc == 0)
+		__atomic_store_n(&ctx->dev->caps.sw_forced, offloads, __ATOMIC_RELAXED);
+	return -rc;
 }
 
 DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters *c)

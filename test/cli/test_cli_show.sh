@@ -6,12 +6,16 @@
 set -u
 tpmd=$1
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap "[ -n \"${KEEP:-}\" ] || rm -rf $dir" EXIT
 . "$(dirname "$0")/lib.sh"
 ifname=dpvs$$
 ports="--vdev=net_null0 --vdev=net_pcap0,tx_pcap=$dir/p.pcap --vdev=net_tap_s0,iface=$ifname"
 
-run show $ports -- <<'EOF2'
+udp=ffffffffffff02000000000108004500002e000100004011000001020304050607080009000900160000
+udp=${udp}000102030405060708090a0b0c0d0e0f1011
+tcp=020000000002020000000001080045000028000100004006000001020304050607080400005000000001
+tcp=${tcp}000000005018010000000000
+sed "s/UDP/$udp/; s/TCP/$tcp/" > "$dir/show.in" <<'EOF2'
 show device
 show port info 1
 show port tx_offload capabilities 0
@@ -19,7 +23,17 @@ show port 2 tx_offload capabilities
 csum set all sw 2
 show port tx_offload capabilities 2
 csum set ip hw 2
+show port 2 tx_offload capabilities
+csum policy hw 2
 show port info 2
+csum policy auto 2
+csum set all hw 2
+csum set udp sw 2
+qp create raw 2
+post send 0 hex UDP signaled ip_csum
+post send 0 hex TCP signaled ip_csum pad 200
+show port stats 2
+qp destroy 0
 qp create raw 0 sq 100 rq 10 inline 64
 show qp 0
 show cq 0
@@ -46,6 +60,7 @@ show qp
 port stop 1
 show port info all
 EOF2
+run show $ports -- < "$dir/show.in"
 check "exit status 0 (got $rc)" "[ $rc -eq 0 ]"
 o=$(out_of show "show device")
 check "show device: 3 devices, named after their ports" \
@@ -66,10 +81,17 @@ check "net_tap (testpmd's word order): the port offers IPV4_CKSUM and TCP_TSO, t
 	"echo '$o' | grep -q 'IPV4_CKSUM   port offers: yes  runs in: hardware' &&
 	 echo '$o' | grep -q 'TCP_TSO      port offers: yes  runs in: hardware'"
 o=$(out_of show "show port tx_offload capabilities 2")
-check "csum set all sw: everything in software on the tap, policy software" \
-	"echo '$o' | grep -q 'policy software' && [ \$(echo '$o' | grep -c 'runs in: software') = 4 ]"
+check "csum set all sw: everything in software on the tap, the policy still auto" \
+	"echo '$o' | grep -q 'policy auto' && [ \$(echo '$o' | grep -c 'runs in: software') = 4 ]"
+sed -n '/csum set ip hw 2/,/csum policy hw 2/p' "$dir/show.out" > "$dir/iphw.txt"
+check "csum set ip hw: the IPv4 checksum in the port again, the rest in software" \
+	"grep -q 'IPV4_CKSUM   port offers: yes  runs in: hardware' '$dir/iphw.txt' &&
+	 [ \$(grep -c 'runs in: software' '$dir/iphw.txt') = 3 ]"
 o=$(out_of show "show port info 2")
-check "csum set ip hw: policy hardware" "echo '$o' | grep -q 'offload policy: *hardware'"
+check "csum policy hw: policy hardware" "echo '$o' | grep -q 'offload policy: *hardware'"
+o=$(sed -n '/show.cmd> show port stats 2/,/show.cmd> qp destroy 0/p' "$dir/show.out")
+check "csum set udp sw: a UDP frame checksummed in software, a TCP one by the tap" \
+	"echo '$o' | grep -q 'csum by the port: *1$' && echo '$o' | grep -q 'csum in software: *1$'"
 o=$(out_of show "show qp 0")
 check "show qp: RTS, SQ rounded to 128, RQ 16, max_inline_data 64" \
 	"echo '$o' | grep -q 'state rts' && echo '$o' | grep -q 'SQ: 128 WRs' &&
@@ -109,7 +131,7 @@ run hw $ports -- <<'EOF2'
 csum set tcp hw 0
 EOF2
 check "csum set tcp hw on net_null: refused, naming the fix" \
-	"grep -q 'error: port 0 (net_null) has no TCP_CKSUM offload: .*use csum set tcp sw 0 or auto (nothing was changed)' '$dir/hw.out'"
+	"grep -q 'error: port 0 (net_null) has no TCP_CKSUM offload: .*use csum set tcp sw 0 (nothing was changed)' '$dir/hw.out'"
 run stopped $ports -- <<'EOF2'
 port stop 0
 qp create raw 0

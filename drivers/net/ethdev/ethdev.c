@@ -120,6 +120,7 @@ static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 	caps->tx_done_cleanup = p->tx_done_cleanup;
 	caps->zero_copy = p->zero_copy;
 	caps->offload_policy = p->policy;
+	caps->sw_forced = __atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED);
 	caps->needs_dma_map = strcmp(caps->bus, "pci") == 0;
 	return p;
 }
@@ -220,6 +221,7 @@ static int eth_port_start(struct dpv_port *p)
 	if (p->started)
 		return 0;
 	p->policy = (int)dpv_config()->offload_policy;
+	p->sw_forced = 0;
 	dpv_spinlock_init(&p->txqs_lock);
 	TAILQ_INIT(&p->txqs);
 	memset(&p->gone, 0, sizeof(p->gone));
@@ -388,6 +390,12 @@ static int eth_dma_unmap(struct dpv_port *p, void *va, uint64_t iova, uint64_t l
 	return rc == -ENOTSUP || (rc < 0 && rte_errno == ENOTSUP) ? 0 : rc;
 }
 
+static int eth_set_offload_software(struct dpv_port *p, uint32_t offloads)
+{
+	__atomic_store_n(&p->sw_forced, offloads, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* rte_eth_xstats_get with its names; returns how many the port has, or a negative errno. */
 static int eth_port_xstats(struct dpv_port *p, struct dpv_xstat *out, unsigned int n)
 {
@@ -441,6 +449,7 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
 	.port_xstats = eth_port_xstats,
+	.set_offload_software = eth_set_offload_software,
 };
 
 DPV_DRIVER_REGISTER(ethdev, ethdev_ops)
