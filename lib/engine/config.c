@@ -30,6 +30,7 @@ static const struct config_key keys[] = {
 	KEY(mr_dma_map, 0, 2),
 	KEY(tx_copy_max, 0, 65535),
 	KEY(offload_policy, 0, 2),
+	KEY(progress, 0, 1),
 };
 
 void dpv_config_defaults(struct dpv_config *cfg)
@@ -49,6 +50,7 @@ void dpv_config_defaults(struct dpv_config *cfg)
 		.mr_dma_map = 1,
 		.tx_copy_max = 256,
 		.offload_policy = 0,
+		.progress = 0,
 	};
 }
 

@@ -28,6 +28,7 @@ struct dpv_config {
 	unsigned int mr_dma_map;         /* 0: never, 1: when a port DMAs (PCI), 2: always */
 	unsigned int tx_copy_max;        /* non-inline frames up to this size are copied */
 	unsigned int offload_policy;     /* enum dpv_offload_policy of every port at start */
+	unsigned int progress;           /* enum dpv_progress of a new QP */
 };
 
 /* The configuration in force (loaded once, before the EAL starts). */
@@ -48,6 +49,31 @@ bool dpv_eal_running(void);
 const char *dpv_eal_args_used(void);
 /* Run @fn before the EAL is cleaned up at exit (verbs closes its ports there). */
 void dpv_eal_at_stop(void (*fn)(void));
+
+/* Service lcores (service.c). A work item is called over and over by its service lcore, with
+ * the lcore's work list locked (dpv_service_work_del waits for the round in progress). */
+struct dpv_service_work {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+struct dpv_service_info {
+	unsigned int lcore, socket;
+	bool running;
+	unsigned int nb_work;
+	uint64_t rounds;
+};
+
+/* Give @w to a service lcore on NUMA @socket (another socket with a warning), starting a free
+ * worker lcore of the EAL if none serves yet; -ENODEV (logged with the fix) when there is no
+ * worker lcore to use. */
+int dpv_service_work_add(int socket, const struct dpv_service_work *w, unsigned int *lcore);
+/* Take @w off @lcore; when it returns, the lcore no longer runs it. */
+void dpv_service_work_del(unsigned int lcore, const struct dpv_service_work *w);
+/* Stop every service lcore (at exit, before the ports close). */
+void dpv_service_stop_all(void);
+/* Service lcores in use (at most @max written); returns how many there are. */
+int dpv_service_info(struct dpv_service_info *out, int max);
 
 /* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
 struct rte_mempool *dpv_pool_get(int socket);

@@ -4,6 +4,8 @@
 #ifndef DPV_LOCK_H
 #define DPV_LOCK_H
 
+#include <sched.h>
+
 #include <rte_pause.h>
 
 typedef struct {
@@ -17,11 +19,19 @@ static inline void dpv_spinlock_init(dpv_spinlock_t *l)
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
 }
 
+/* Spins, and after a while yields the CPU: verbs applications run more threads than cores,
+ * and spinning on a lock whose holder was preempted would burn the holder's time slice. */
 static inline void dpv_spinlock_lock(dpv_spinlock_t *l)
 {
+	unsigned int spins = 0;
+
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
-			rte_pause();
+		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+			if (++spins % 1024 == 0)
+				sched_yield();
+			else
+				rte_pause();
+		}
 }
 
 /* 1 if taken, 0 if somebody holds it. */

@@ -159,6 +159,7 @@ static void eal_stop_at_exit(void)
 {
 	pthread_mutex_lock(&eal_lock);
 	if (eal_state == 1) {
+		dpv_service_stop_all();          /* nothing polls the ports while they close */
 		if (stop_hook != NULL)
 			stop_hook();
 		rte_eal_cleanup();

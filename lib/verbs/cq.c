@@ -121,6 +121,7 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_cq++;
 	pthread_mutex_unlock(&ctx->lock);
+	dpv_telemetry_cq(cq, true);
 	return &cq->ibcq;
 }
 
@@ -138,6 +139,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		return EBUSY;
 	}
 	pthread_mutex_unlock(&cq->qps_lock);
+	dpv_telemetry_cq(cq, false);
 	ch = container_of_safe(ibcq->channel, struct dpv_channel, ibch);
 	if (ch != NULL) {
 		pthread_mutex_lock(&ch->lock);
@@ -193,23 +195,31 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
-int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
+/* The ring index after @i (no division: the ring has cqe + 1 entries, any number). */
+static inline uint32_t cq_next(const struct dpv_cq *cq, uint32_t i)
 {
-	bool overrun_now = false;
-	int rc = 0;
+	return i + 1 == cq->size ? 0 : i + 1;
+}
+
+int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n)
+{
+	bool overrun_now = false, fire = false;
+	unsigned int i;
 
 	dpv_spinlock_lock(&cq->lock);
-	if ((cq->tail + 1) % cq->size == cq->head) {
+	for (i = 0; i < n && cq_next(cq, cq->tail) != cq->head; i++) {
+		cq->ring[cq->tail] = cqe[i];
+		cq->tail = cq_next(cq, cq->tail);
+		fire |= !cq->solicited_only || cqe[i].wc.status != IBV_WC_SUCCESS ||
+			cqe[i].solicited;
+	}
+	cq->completions += i;
+	if (i < n) {
 		overrun_now = !cq->overrun;
 		cq->overrun = true;
-		rc = -ENOSPC;
-	} else {
-		cq->ring[cq->tail] = *cqe;
-		cq->tail = (cq->tail + 1) % cq->size;
-		if (cq->armed && (!cq->solicited_only || cqe->wc.status != IBV_WC_SUCCESS ||
-				  cqe->solicited))
-			cq_fire(cq);
 	}
+	if (cq->armed && fire)
+		cq_fire(cq);
 	dpv_spinlock_unlock(&cq->lock);
 	if (overrun_now) {
 		struct ibv_async_event ev = { .element.cq = &cq->ibcq, .event_type = IBV_EVENT_CQ_ERR };
@@ -218,7 +228,12 @@ int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
 			  "more often or make it larger", (void *)cq, cq->ibcq.cqe);
 		dpv_async_event_post(to_dctx(cq->ibcq.context), &ev);
 	}
-	return rc;
+	return i < n ? -ENOSPC : 0;
+}
+
+int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
+{
+	return dpv_cq_push_many(cq, cqe, 1);
 }
 
 void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
@@ -268,6 +283,8 @@ static void cq_progress(struct dpv_cq *cq)
 
 	pthread_mutex_lock(&cq->qps_lock);
 	TAILQ_FOREACH(qp, &cq->qps, scq_next) {
+		if (qp->service)
+			continue;                 /* its service lcore does this */
 		dpv_qp_lock(qp);
 		dpv_sq_progress(qp);
 		dpv_qp_unlock(qp);
@@ -297,7 +314,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		/* The SQ slots of this WR and of the unsignaled ones before it are free now. */
 		if (e->is_send)
 			__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
-		cq->head = (cq->head + 1) % cq->size;
+		cq->head = cq_next(cq, cq->head);
 	}
 	dpv_spinlock_unlock(&cq->lock);
 	return got;

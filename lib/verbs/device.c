@@ -49,6 +49,7 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "dpdk:%s", caps->name);
 	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "dpdk:%s", caps->name);
 	dpv_device_flows_init(d);
+	dpv_device_service_init(d);
 found:
 	d->index = index;
 	d->port = port;
@@ -97,6 +98,15 @@ int dpv_devices_scan(struct dpv_device ***list, int *n)
 	*list = out;
 	*n = count;
 	return 0;
+}
+
+void dpv_devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg)
+{
+	pthread_mutex_lock(&dev_lock);
+	for (int i = 0; i < nb_devices; i++)
+		if (devices[i]->open_count > 0)
+			fn(devices[i], arg);
+	pthread_mutex_unlock(&dev_lock);
 }
 
 DPV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)

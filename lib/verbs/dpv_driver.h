@@ -97,12 +97,13 @@ struct dpv_driver_ops {
 	/* Receive: up to @n frames from every receive queue of the port (driver frames). */
 	uint16_t (*rx_burst)(struct dpv_port *port, void **frames, uint16_t n);
 	/* A received frame: its length; its first contiguous bytes (the headers); a copy of
-	 * [off, off + len); whether its IPv4 header and TCP/UDP checksums are right; release. */
+	 * [off, off + len); whether its IPv4 header and TCP/UDP checksums are right; release
+	 * @n of them (in one go: freeing in bulk is cheaper per frame). */
 	uint32_t (*rx_len)(void *frame);
 	const uint8_t *(*rx_head)(void *frame, uint32_t *len);
 	void (*rx_read)(void *frame, uint32_t off, void *dst, uint32_t len);
 	bool (*rx_csum_ok)(void *frame);
-	void (*rx_free)(void *frame);
+	void (*rx_free)(void **frames, uint16_t n);
 	/* enum dpv_offload_policy of the port; its transmit counters. */
 	int (*set_offload_policy)(struct dpv_port *port, int policy);
 	void (*port_stats)(struct dpv_port *port, struct dpv_port_stats *stats);

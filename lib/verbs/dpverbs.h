@@ -124,6 +124,44 @@ const char *dpv_eal_args(void);
  */
 unsigned int dpv_dma_range_count(void);
 
+/** How a QP's send queue makes progress (doc/architecture.md, "Progress models"). */
+enum dpv_progress {
+	/* The posting thread builds the frames and hands them to the port in the same call;
+	 * polling the CQ reaps completions. The default. */
+	DPV_PROGRESS_DIRECT = 0,
+	/* The posting thread checks the WRs and builds their frames; a service lcore hands them
+	 * to the port in bursts, reaps, completes, and polls the port's receive queues. */
+	DPV_PROGRESS_SERVICE = 1,
+};
+
+/**
+ * dpv_qp_set_progress - choose how @qp makes progress (the process-wide default is the
+ * configuration's progress key).
+ * Only in RESET: a QP in another state answers EBUSY. A service-mode QP gets a service lcore
+ * when it moves to INIT (ibv_modify_qp answers ENODEV, with a log naming the fix, when the
+ * EAL has no free worker lcore).
+ * Returns 0; EINVAL for a NULL QP, an unknown mode or a QP that is not RAW_PACKET.
+ */
+int dpv_qp_set_progress(struct ibv_qp *qp, enum dpv_progress mode);
+
+/**
+ * dpv_service_lcore_start - run dpverbs' service loop on EAL worker @lcore.
+ * Optional: a service-mode QP starts one itself on a free worker lcore of its port's NUMA
+ * socket. Use it to choose the lcore, or to resume one stopped with dpv_service_lcore_stop.
+ * Returns 0 (also when it runs already); EINVAL if @lcore is not a worker lcore of the EAL;
+ * EBUSY if the lcore runs something else.
+ */
+int dpv_service_lcore_start(unsigned int lcore);
+
+/**
+ * dpv_service_lcore_stop - stop the service loop on @lcore; returns once it stopped.
+ * The QPs it served keep their WRs queued (no completion) until the lcore is started again,
+ * or they are moved to ERR (flushed: IBV_WC_WR_FLUSH_ERR) or destroyed. The lcore is not
+ * started again for new QPs by itself.
+ * Returns 0, or EINVAL if no service loop runs on @lcore.
+ */
+int dpv_service_lcore_stop(unsigned int lcore);
+
 /* ---- for tools: dpv-testpmd's view of ports, QPs and CQs (lib/verbs/port_ctl.c) ---- */
 
 /** One extended statistic of a port, as its DPDK PMD names it ("rx_good_packets" ...). */

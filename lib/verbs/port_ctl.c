@@ -47,8 +47,8 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 	if (qp == NULL || c == NULL)
 		return EINVAL;
 	memset(c, 0, sizeof(*c));
-	dpv_qp_lock(qp);
-	c->state = qp->state;
+	dpv_qp_lock_ctl(qp);           /* a service-mode QP's service lcore kept out too */
+	c->state = dpv_qp_state(qp);
 	c->port_num = qp->port_num;
 	c->sq_size = qp->sq.max_wr;
 	c->sq_used = qp->sq.head - qp->sq.freed;
@@ -61,7 +61,7 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 	c->tx_bytes = qp->tx_bytes;
 	c->tx_frames = qp->tx_frames;
 	c->tx_errors = qp->tx_errors;
-	dpv_qp_unlock(qp);
+	dpv_qp_unlock_ctl(qp);
 	return 0;
 }
 

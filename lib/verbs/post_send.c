@@ -96,7 +96,9 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 		.mrs = w->mrs,
 	};
 	/* In SQE and ERR the WR is accepted and flushed by the next progress. */
-	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD) {
+	enum ibv_qp_state state = dpv_qp_state(qp);
+
+	if (state == IBV_QPS_RTS || state == IBV_QPS_SQD) {
 		w->status = gather(qp, wr, w, seg, &twr.nseg, &nb_mr);
 		if (w->status == IBV_WC_SUCCESS) {
 			twr.len = w->byte_len;
@@ -119,7 +121,8 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 		}
 	}
 	if (rc == 0) {
-		sq->head++;
+		/* published: a service lcore reads the WQE once it sees the new head */
+		__atomic_store_n(&sq->head, sq->head + 1, __ATOMIC_RELEASE);
 		qp->tx_wrs++;
 		qp->tx_bytes += w->byte_len;
 	}
@@ -157,8 +160,11 @@ int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 	uint32_t posted = 0;
 	int rc = 0;
 
+	enum ibv_qp_state state;
+
 	dpv_qp_lock(qp);
-	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_RTR)
+	state = dpv_qp_state(qp);
+	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
 		rc = -EINVAL;
 	while (rc == 0 && wr != NULL) {
 		rc = post_one(qp, wr);
@@ -167,7 +173,7 @@ int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 		posted++;
 		wr = wr->next;
 	}
-	if (posted != 0)
+	if (posted != 0 && !qp->service)
 		dpv_sq_progress(qp);      /* one doorbell for the whole list */
 	dpv_qp_unlock(qp);
 	if (rc != 0)

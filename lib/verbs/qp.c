@@ -94,6 +94,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->pd = dpv_pd_base(pd);
 	qp->lockless = pd->td != NULL;
 	dpv_spinlock_init(&qp->lock);
+	dpv_spinlock_init(&qp->svc_lock);
+	qp->service = dpv_config()->progress == DPV_PROGRESS_SERVICE;
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
@@ -132,6 +134,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp++;
 	pthread_mutex_unlock(&ctx->lock);
+	dpv_telemetry_qp(qp, true);
 	return &qp->ibqp;
 }
 
@@ -163,10 +166,12 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->nb_flows != 0)
 		return EBUSY;                /* flows steer to it: destroy them first */
 	ctx = qp->ctx;
+	dpv_telemetry_qp(qp, false);
 	dpv_qp_mcast_detach_all(qp);
-	dpv_qp_lock(qp);
+	dpv_service_qp_del(qp);             /* the service lcore lets go of it */
+	dpv_qp_lock_ctl(qp);
 	drained = dpv_sq_reset(qp);
-	dpv_qp_unlock(qp);
+	dpv_qp_unlock_ctl(qp);
 	dpv_cq_detach_qp(qp->scq, qp);
 	if (qp->rcq != qp->scq)
 		dpv_cq_detach_qp(qp->rcq, qp);
@@ -217,6 +222,8 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 
 	if (next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET && qp->txq == NULL)
 		rc = d->ops->txq_attach(d->port, &qp->txq);
+	if (rc == 0 && next == IBV_QPS_INIT && qp->service)
+		rc = dpv_service_qp_add(qp);
 	if (rc != 0)
 		return rc;
 	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
@@ -226,7 +233,7 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		if (qp->rcq != qp->scq)
 			dpv_cq_clean(qp->rcq, qp);
 	}
-	qp->state = qp->ibqp.state = next;
+	dpv_qp_set_state(qp, next);
 	if (next == IBV_QPS_ERR) {
 		dpv_sq_flush(qp);
 		dpv_rq_flush(qp);
@@ -244,7 +251,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
-	dpv_qp_lock(qp);
+	dpv_qp_lock_ctl(qp);
 	cur = qp->state;
 	next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	rc = (mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur ? -EINVAL :
@@ -253,7 +260,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 		rc = apply_attrs(qp, attr, mask);
 	if (rc == 0)
 		rc = enter_state(qp, next);
-	dpv_qp_unlock(qp);
+	dpv_qp_unlock_ctl(qp);
 	return -rc;
 }
 
@@ -266,14 +273,14 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 		return EINVAL;
 	memset(attr, 0, sizeof(*attr));
 	memset(init_attr, 0, sizeof(*init_attr));
-	dpv_qp_lock(qp);
+	dpv_qp_lock_ctl(qp);
 	attr->qp_state = attr->cur_qp_state = qp->state;
 	attr->port_num = qp->port_num;
 	attr->qkey = qp->qkey;
 	attr->sq_psn = qp->sq_psn;
 	attr->cap = qp->cap;
 	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
-	dpv_qp_unlock(qp);
+	dpv_qp_unlock_ctl(qp);
 	init_attr->qp_context = ibqp->qp_context;
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;

@@ -64,12 +64,13 @@ static void sq_kick(struct dpv_qp *qp)
 	struct dpv_sq *sq = &qp->sq;
 	void *frames[BURST_MAX];
 	struct dpv_wqe *wqes[BURST_MAX];
+	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 
-	while (sq->sent != sq->head && qp->state == IBV_QPS_RTS) {
+	while (sq->sent != head && dpv_qp_state(qp) == IBV_QPS_RTS) {
 		uint16_t n = 0, took;
 		struct dpv_wqe *w;
 
-		while (n < BURST_MAX && sq->sent + n != sq->head) {
+		while (n < BURST_MAX && sq->sent + n != head) {
 			w = &sq->wqe[(sq->sent + n) & sq->mask];
 			if (w->frame == NULL)
 				break;
@@ -89,7 +90,7 @@ static void sq_kick(struct dpv_qp *qp)
 			dpv_tx_released(w);
 			sq->sent++;
 			qp->tx_errors++;
-			qp->state = qp->ibqp.state = IBV_QPS_SQE;
+			dpv_qp_set_state(qp, IBV_QPS_SQE);
 		}
 	}
 }
@@ -98,8 +99,9 @@ static void sq_kick(struct dpv_qp *qp)
 static void sq_flush_unsent(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
+	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 
-	for (; sq->sent != sq->head; sq->sent++) {
+	for (; sq->sent != head; sq->sent++) {
 		struct dpv_wqe *w = &sq->wqe[sq->sent & sq->mask];
 
 		if (w->frame != NULL)
@@ -129,14 +131,19 @@ static void sq_complete(struct dpv_qp *qp)
 			dpv_cq_push(qp->scq, &cqe);
 		}
 		sq->done++;
+		qp->tx_completed++;
 	}
 }
 
 void dpv_sq_progress(struct dpv_qp *qp)
 {
-	if (qp->state == IBV_QPS_RTS)
+	enum ibv_qp_state state = dpv_qp_state(qp);
+
+	if (state == IBV_QPS_RTS) {
 		sq_kick(qp);
-	if (qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR)
+		state = dpv_qp_state(qp);
+	}
+	if (state == IBV_QPS_SQE || state == IBV_QPS_ERR)
 		sq_flush_unsent(qp);
 	if (qp->sq.done != qp->sq.sent && qp->txq != NULL)
 		qp->ctx->dev->ops->tx_reap(qp->txq);

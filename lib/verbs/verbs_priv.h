@@ -41,6 +41,13 @@ struct dpv_device {
 	TAILQ_HEAD(, dpv_flow) flows;
 	dpv_spinlock_t rx_lock;
 	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
+	/* service mode (qp_service.c): the port's service-mode QPs, driven by a service lcore */
+	pthread_mutex_t svc_mutex;     /* adding and removing QPs, the lcore assignment */
+	dpv_spinlock_t svc_lock;       /* the array; held by the service lcore for a round */
+	struct dpv_qp **svc_qps;
+	unsigned int nb_svc_qp, svc_cap;
+	bool svc_attached;             /* a service lcore runs the port's work */
+	unsigned int svc_lcore;
 };
 
 struct dpv_async_event {
@@ -180,6 +187,9 @@ struct dpv_cq {
 	TAILQ_HEAD(, dpv_qp) rqps;         /* QPs receiving into it: polling drives their port */
 	int nb_qp;
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
+	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
+	uint64_t completions;          /* CQEs written */
+	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
 };
 
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
@@ -189,6 +199,8 @@ static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 
 /* Append a completion (CQ lock taken inside); a full CQ is an overrun (IBV_EVENT_CQ_ERR). */
 int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe);
+/* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
+int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
 void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
@@ -249,6 +261,12 @@ struct dpv_qp {
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
 	dpv_spinlock_t lock;
+	/* Service mode: the posting thread (under lock) checks WRs, builds frames and publishes
+	 * sq.head; the service lcore (under svc_lock) hands them to the port and completes them.
+	 * Control operations (modify, destroy) take both. */
+	bool service;
+	bool svc_listed;           /* on its device's service array */
+	dpv_spinlock_t svc_lock;
 	struct ibv_qp_cap cap;
 	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
 	uint8_t port_num;
@@ -257,6 +275,9 @@ struct dpv_qp {
 	struct dpv_txq *txq;
 	struct dpv_sq sq;
 	uint64_t tx_frames, tx_bytes, tx_wrs, tx_errors;
+	uint64_t tx_completed;     /* WRs completed (signaled or not, errors and flushes too) */
+	uint64_t rx_wrs, rx_completed;
+	TAILQ_ENTRY(dpv_qp) all_next;      /* every QP of the process (telemetry.c) */
 };
 
 static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
@@ -275,6 +296,48 @@ static inline void dpv_qp_unlock(struct dpv_qp *qp)
 	if (!qp->lockless)
 		dpv_spinlock_unlock(&qp->lock);
 }
+
+/* Control-path lock of a QP: its lock, and for a service-mode QP its service lock too (the
+ * service lcore is kept out while the QP changes). */
+static inline void dpv_qp_lock_ctl(struct dpv_qp *qp)
+{
+	dpv_qp_lock(qp);
+	if (qp->service)
+		dpv_spinlock_lock(&qp->svc_lock);
+}
+
+static inline void dpv_qp_unlock_ctl(struct dpv_qp *qp)
+{
+	if (qp->service)
+		dpv_spinlock_unlock(&qp->svc_lock);
+	dpv_qp_unlock(qp);
+}
+
+/* The QP's state as another thread may be changing it (the service lcore moves a QP to SQE). */
+static inline enum ibv_qp_state dpv_qp_state(const struct dpv_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
+}
+
+static inline void dpv_qp_set_state(struct dpv_qp *qp, enum ibv_qp_state s)
+{
+	__atomic_store_n(&qp->state, s, __ATOMIC_RELAXED);
+	qp->ibqp.state = s;
+}
+
+/* Every QP and CQ of the process, for the telemetry endpoints (telemetry.c). */
+void dpv_telemetry_qp(struct dpv_qp *qp, bool add);
+void dpv_telemetry_cq(struct dpv_cq *cq, bool add);
+/* Call @fn on every device with an open context (its port started); device list locked. */
+void dpv_devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg);
+
+/* Service mode (qp_service.c). */
+void dpv_device_service_init(struct dpv_device *dev);
+/* Put a service-mode QP on its port's service lcore (at RESET -> INIT); control lock held.
+ * -ENODEV when there is no lcore to use. */
+int dpv_service_qp_add(struct dpv_qp *qp);
+/* Take it off; when this returns the service lcore no longer touches it. */
+void dpv_service_qp_del(struct dpv_qp *qp);
 
 /* Check a state transition's attribute mask (the table of qp_state.c). */
 int dpv_qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,

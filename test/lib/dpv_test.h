@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -117,19 +118,34 @@ static inline struct ibv_qp *test_raw_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	return qp;
 }
 
-/* Poll until @n completions arrived or a bounded number of tries passed. */
-static inline int test_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+static inline double test_now(void)
 {
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Poll for at most @seconds, until @n completions arrived; returns how many did. */
+static inline int test_poll_for(struct ibv_cq *cq, struct ibv_wc *wc, int n, double seconds)
+{
+	double end = test_now() + seconds;
 	int got = 0;
 
-	for (int tries = 0; got < n && tries < 1000000; tries++) {
+	do {
 		int r = ibv_poll_cq(cq, n - got, wc + got);
 
 		if (r < 0)
 			return r;
 		got += r;
-	}
+	} while (got < n && test_now() < end);
 	return got;
+}
+
+/* Poll until @n completions arrived, or for 5 s. */
+static inline int test_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	return test_poll_for(cq, wc, n, 5.0);
 }
 
 #endif

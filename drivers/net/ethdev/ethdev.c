@@ -334,8 +334,10 @@ static void eth_txq_detach(struct dpv_txq *txq)
 {
 	struct dpv_port *p = txq->port;
 
-	if (txq->nb_stash)
-		rte_pktmbuf_free_bulk(txq->stash, txq->nb_stash);
+	if (txq->build.n)
+		rte_pktmbuf_free_bulk(txq->build.m, txq->build.n);
+	if (txq->burst.n)
+		rte_pktmbuf_free_bulk(txq->burst.m, txq->burst.n);
 	dpv_spinlock_lock(&p->txqs_lock);
 	txq->q->users--;
 	counters_add(&p->gone, &txq->cnt);

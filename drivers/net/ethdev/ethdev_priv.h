@@ -53,8 +53,16 @@ struct eth_queue {
 
 #define TXQ_STASH 64
 
-/* One QP's handle on a transmit queue: what it builds frames with. Used under the QP's lock
- * (or by its one thread), so the mbuf stash needs no lock of its own. */
+/* mbufs taken from a pool in bulk, handed out one at a time by one thread. */
+struct mbuf_stash {
+	uint16_t n;
+	struct rte_mbuf *m[TXQ_STASH];
+};
+
+/* One QP's handle on a transmit queue: what it builds frames with. Frames are built by the
+ * posting thread (tx_build) and software TSO segments by the thread that bursts (tx_burst),
+ * the service lcore in service mode: each side has a stash and counters of its own, so
+ * neither needs a lock. */
 struct dpv_txq {
 	struct dpv_port *port;
 	struct eth_queue *q;
@@ -63,9 +71,9 @@ struct dpv_txq {
 	struct rte_mempool *zc_mp; /* zero-copy contexts (shared info + the WR) */
 	uint32_t small_max;        /* frames up to this size fit one mbuf of mp */
 	uint32_t copy_max;         /* non-inline frames up to this size are copied anyway */
-	uint16_t nb_stash;
-	struct rte_mbuf *stash[TXQ_STASH];   /* mbufs taken from mp in bulk */
-	struct tx_counters cnt;
+	struct mbuf_stash build;   /* tx_build's mbufs */
+	struct mbuf_stash burst;   /* tx_burst's: software TSO segment headers and copies */
+	struct tx_counters cnt;    /* frames, bytes, tso_segments_sw: burst side; others: build */
 	TAILQ_ENTRY(dpv_txq) next;           /* on its port's list */
 };
 
@@ -101,9 +109,11 @@ uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n);
 void dpv_eth_tx_drop(void *frame);
 void dpv_eth_tx_reap(struct dpv_txq *txq);
 uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p);
-struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq);
-/* Append @len bytes from the cursor to @m (NULL: a new chain) as copies. */
-int dpv_eth_copy(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **m);
+/* An mbuf of @txq's pool from stash @s (&txq->build or &txq->burst). */
+struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq, struct mbuf_stash *s);
+/* Append @len bytes from the cursor to @m (NULL: a new chain) as copies, in mbufs of @s. */
+int dpv_eth_copy(struct dpv_txq *txq, struct mbuf_stash *s, struct cursor *c, uint32_t len,
+		 struct rte_mbuf **m);
 /* Append @len bytes from the cursor to @m as external buffers sharing @z (one reference
  * each). -ENOBUFS or -E2BIG: nothing appended, copy instead. */
 int dpv_eth_attach(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **m,
@@ -118,7 +128,7 @@ uint32_t dpv_eth_rx_len(void *frame);
 const uint8_t *dpv_eth_rx_head(void *frame, uint32_t *len);
 void dpv_eth_rx_read(void *frame, uint32_t off, void *dst, uint32_t len);
 bool dpv_eth_rx_csum_ok(void *frame);
-void dpv_eth_rx_free(void *frame);
+void dpv_eth_rx_free(void **frames, uint16_t n);
 
 /* TSO (ethdev_tso.c): a segmenter built at post time, generating segments at burst time. */
 struct tso_frame;

@@ -54,7 +54,7 @@ bool dpv_eth_rx_csum_ok(void *frame)
 	return dpv_sw_csum_check(m, &info);
 }
 
-void dpv_eth_rx_free(void *frame)
+void dpv_eth_rx_free(void **frames, uint16_t n)
 {
-	rte_pktmbuf_free(frame);
+	rte_pktmbuf_free_bulk((struct rte_mbuf **)frames, n);
 }

@@ -96,7 +96,7 @@ static void tso_finished(struct tso_frame *t)
 static struct rte_mbuf *tso_segment(struct dpv_txq *txq, struct tso_frame *t)
 {
 	uint32_t len = RTE_MIN(t->left, (uint32_t)t->mss);
-	struct rte_mbuf *m = dpv_eth_mbuf(txq);
+	struct rte_mbuf *m = dpv_eth_mbuf(txq, &txq->burst);
 	int rc = -ENOMEM;
 
 	if (m == NULL)
@@ -113,7 +113,7 @@ static struct rte_mbuf *tso_segment(struct dpv_txq *txq, struct tso_frame *t)
 			t->cur = saved;
 	}
 	if (rc != 0 && len > 0)
-		rc = dpv_eth_copy(txq, &t->cur, len, &m);
+		rc = dpv_eth_copy(txq, &txq->burst, &t->cur, len, &m);
 	if (rc != 0 && len > 0) {
 		rte_pktmbuf_free(m);
 		return NULL;

@@ -37,15 +37,15 @@ uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 	return take;
 }
 
-/* An mbuf from the QP's stash, refilled from the pool in bulk. */
-struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq)
+/* An mbuf from a stash of the QP, refilled from the pool in bulk. */
+struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq, struct mbuf_stash *s)
 {
-	if (unlikely(txq->nb_stash == 0)) {
-		if (rte_pktmbuf_alloc_bulk(txq->mp, txq->stash, TXQ_STASH) != 0)
+	if (unlikely(s->n == 0)) {
+		if (rte_pktmbuf_alloc_bulk(txq->mp, s->m, TXQ_STASH) != 0)
 			return rte_pktmbuf_alloc(txq->mp);
-		txq->nb_stash = TXQ_STASH;
+		s->n = TXQ_STASH;
 	}
-	return txq->stash[--txq->nb_stash];
+	return s->m[--s->n];
 }
 
 static struct rte_mbuf *last_seg(struct rte_mbuf *m)
@@ -55,7 +55,8 @@ static struct rte_mbuf *last_seg(struct rte_mbuf *m)
 	return m;
 }
 
-int dpv_eth_copy(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **head)
+int dpv_eth_copy(struct dpv_txq *txq, struct mbuf_stash *s, struct cursor *c, uint32_t len,
+		 struct rte_mbuf **head)
 {
 	struct rte_mbuf *m = *head ? last_seg(*head) : NULL, *first_new = NULL;
 
@@ -64,7 +65,7 @@ int dpv_eth_copy(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte
 		uint32_t take;
 
 		if (m == NULL || RTE_MBUF_HAS_EXTBUF(m) || rte_pktmbuf_tailroom(m) == 0) {
-			struct rte_mbuf *n = dpv_eth_mbuf(txq);
+			struct rte_mbuf *n = dpv_eth_mbuf(txq, s);
 
 			if (n == NULL)
 				goto fail;
@@ -202,7 +203,7 @@ static uint32_t copy_length(const struct dpv_txq *txq, const struct dpv_tx_wr *w
 static inline int copy_small(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 			     struct rte_mbuf **out)
 {
-	struct rte_mbuf *m = dpv_eth_mbuf(txq);
+	struct rte_mbuf *m = dpv_eth_mbuf(txq, &txq->build);
 
 	if (unlikely(m == NULL))
 		return -ENOMEM;
@@ -220,7 +221,7 @@ static int build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, uint32_t copy_
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
 	struct zc_ctx *z;
-	int rc = copy_len ? dpv_eth_copy(txq, &c, copy_len, &m) : 0;
+	int rc = copy_len ? dpv_eth_copy(txq, &txq->build, &c, copy_len, &m) : 0;
 
 	if (rc == 0 && copy_len < wr->len) {
 		z = dpv_eth_zc_get(txq, wr->wqe, 1);
@@ -334,7 +335,7 @@ static int tso_hw_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 	struct rte_mbuf *m = NULL;
 	bool zc = txq->port->zero_copy && !(wr->flags & DPV_TX_INLINE) && wr->len > txq->copy_max;
 	struct zc_ctx *z = NULL;
-	int rc = dpv_eth_copy(txq, &hc, wr->tso_hdr_len, &m);
+	int rc = dpv_eth_copy(txq, &txq->build, &hc, wr->tso_hdr_len, &m);
 
 	if (rc == 0 && zc && (z = dpv_eth_zc_get(txq, wr->wqe, 1)) != NULL) {
 		rc = dpv_eth_attach(txq, &c, wr->len, &m, z);
@@ -345,7 +346,7 @@ static int tso_hw_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 		}
 	}
 	if (rc == 0 && z == NULL)
-		rc = dpv_eth_copy(txq, &c, wr->len, &m);
+		rc = dpv_eth_copy(txq, &txq->build, &c, wr->len, &m);
 	if (rc == 0 && m->nb_segs > txq->port->max_segs)
 		rc = -E2BIG;
 	if (rc == 0) {

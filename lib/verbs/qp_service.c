@@ -1,0 +1,126 @@
+/* Service mode: a port's service-mode QPs are driven by a service lcore of lib/engine. The
+ * posting thread checks each WR and builds its frame, then publishes the SQ head (a release
+ * store: the SQ ring is the per-QP single-producer ring the service consumes); the service
+ * lcore hands [sent, head) to the port in bursts, reaps, writes completions, and polls the
+ * port's receive queues. The poster and the service share no lock: the service takes only
+ * the QP's svc_lock (try-lock: a QP being modified is skipped for a round). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "verbs_priv.h"
+
+void dpv_device_service_init(struct dpv_device *dev)
+{
+	pthread_mutex_init(&dev->svc_mutex, NULL);
+	dpv_spinlock_init(&dev->svc_lock);
+	dev->svc_qps = NULL;
+	dev->nb_svc_qp = dev->svc_cap = 0;
+	dev->svc_attached = false;
+}
+
+/* The work item of a port, run over and over by its service lcore. */
+static void port_service(void *arg)
+{
+	struct dpv_device *dev = arg;
+
+	dpv_spinlock_lock(&dev->svc_lock);
+	for (unsigned int i = 0; i < dev->nb_svc_qp; i++) {
+		struct dpv_qp *qp = dev->svc_qps[i];
+
+		if (dpv_spinlock_trylock(&qp->svc_lock)) {
+			dpv_sq_progress(qp);
+			dpv_spinlock_unlock(&qp->svc_lock);
+		}
+	}
+	dpv_spinlock_unlock(&dev->svc_lock);
+	if (!TAILQ_EMPTY(&dev->flows))        /* a stale answer only delays a poll */
+		dpv_port_rx_poll(dev);
+}
+
+static int svc_array_add(struct dpv_device *dev, struct dpv_qp *qp)
+{
+	int rc = 0;
+
+	dpv_spinlock_lock(&dev->svc_lock);
+	if (dev->nb_svc_qp == dev->svc_cap) {
+		unsigned int cap = dev->svc_cap ? dev->svc_cap * 2 : 8;
+		struct dpv_qp **a = realloc(dev->svc_qps, cap * sizeof(*a));
+
+		if (a == NULL)
+			rc = -ENOMEM;
+		else {
+			dev->svc_qps = a;
+			dev->svc_cap = cap;
+		}
+	}
+	if (rc == 0)
+		dev->svc_qps[dev->nb_svc_qp++] = qp;
+	dpv_spinlock_unlock(&dev->svc_lock);
+	return rc;
+}
+
+int dpv_service_qp_add(struct dpv_qp *qp)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	struct dpv_service_work w = { port_service, dev };
+	int rc = 0;
+
+	if (qp->svc_listed)
+		return 0;
+	pthread_mutex_lock(&dev->svc_mutex);
+	if (!dev->svc_attached) {
+		rc = dpv_service_work_add(dev->caps.socket_id, &w, &dev->svc_lcore);
+		dev->svc_attached = rc == 0;
+	}
+	if (rc == 0)
+		rc = svc_array_add(dev, qp);
+	qp->svc_listed = rc == 0;
+	pthread_mutex_unlock(&dev->svc_mutex);
+	return rc;
+}
+
+void dpv_service_qp_del(struct dpv_qp *qp)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	struct dpv_service_work w = { port_service, dev };
+
+	if (!qp->svc_listed)
+		return;
+	pthread_mutex_lock(&dev->svc_mutex);
+	dpv_spinlock_lock(&dev->svc_lock);        /* waits for the service's round */
+	for (unsigned int i = 0; i < dev->nb_svc_qp; i++) {
+		if (dev->svc_qps[i] == qp) {
+			dev->svc_qps[i] = dev->svc_qps[--dev->nb_svc_qp];
+			break;
+		}
+	}
+	dpv_spinlock_unlock(&dev->svc_lock);
+	qp->svc_listed = false;
+	if (dev->nb_svc_qp == 0 && dev->svc_attached) {
+		dpv_service_work_del(dev->svc_lcore, &w);
+		dev->svc_attached = false;
+	}
+	pthread_mutex_unlock(&dev->svc_mutex);
+}
+
+DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+	int rc = 0;
+
+	if (qp == NULL || qp->type != IBV_QPT_RAW_PACKET ||
+	    (mode != DPV_PROGRESS_DIRECT && mode != DPV_PROGRESS_SERVICE))
+		return EINVAL;
+	dpv_qp_lock_ctl(qp);
+	if (qp->state != IBV_QPS_RESET)
+		rc = EBUSY;
+	dpv_qp_unlock_ctl(qp);
+	if (rc != 0)
+		return rc;
+	/* in RESET nothing is queued: off the service first, then switch */
+	dpv_service_qp_del(qp);
+	dpv_qp_lock(qp);
+	qp->service = mode == DPV_PROGRESS_SERVICE;
+	dpv_qp_unlock(qp);
+	return 0;
+}

@@ -1,0 +1,215 @@
+/* rte_telemetry endpoints, so that dpdk-telemetry.py shows dpverbs live:
+ *   /dpverbs/ports         every open device: its port's counters and service lcore
+ *   /dpverbs/qp[,<qpn>]    the QP numbers; one QP: state, progress mode, queue depths, counters
+ *   /dpverbs/cq[,<id>]     the CQ ids; one CQ: size, entries waiting, completions, overrun
+ *   /dpverbs/lcores        the service lcores: socket, running, ports served, loop rounds
+ * Counters are read while other threads write them: each value is one that was current. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_telemetry.h>
+
+#include "verbs_priv.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static TAILQ_HEAD(, dpv_qp) all_qps = TAILQ_HEAD_INITIALIZER(all_qps);
+static TAILQ_HEAD(, dpv_cq) all_cqs = TAILQ_HEAD_INITIALIZER(all_cqs);
+static uint32_t next_cq_id;
+
+void dpv_telemetry_qp(struct dpv_qp *qp, bool add)
+{
+	pthread_mutex_lock(&registry_lock);
+	if (add)
+		TAILQ_INSERT_TAIL(&all_qps, qp, all_next);
+	else
+		TAILQ_REMOVE(&all_qps, qp, all_next);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void dpv_telemetry_cq(struct dpv_cq *cq, bool add)
+{
+	pthread_mutex_lock(&registry_lock);
+	if (add) {
+		cq->id = next_cq_id++;
+		TAILQ_INSERT_TAIL(&all_cqs, cq, all_next);
+	} else {
+		TAILQ_REMOVE(&all_cqs, cq, all_next);
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static const char *state_name(enum ibv_qp_state s)
+{
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	return (unsigned int)s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
+static void qp_dict(struct rte_tel_data *d, struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint32_t head = LOAD(sq->head), sent = LOAD(sq->sent), done = LOAD(sq->done);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "qp_num", qp->ibqp.qp_num);
+	rte_tel_data_add_dict_string(d, "device", qp->ctx->dev->ibdev.name);
+	rte_tel_data_add_dict_string(d, "state", state_name(dpv_qp_state(qp)));
+	rte_tel_data_add_dict_string(d, "progress", qp->service ? "service" : "direct");
+	rte_tel_data_add_dict_int(d, "service_lcore", qp->svc_listed ?
+				  (int)qp->ctx->dev->svc_lcore : -1);
+	rte_tel_data_add_dict_u64(d, "sq_size", sq->max_wr);
+	rte_tel_data_add_dict_u64(d, "sq_queued", head - sent);        /* not yet at the port */
+	rte_tel_data_add_dict_u64(d, "sq_at_port", sent - done);       /* the port holds them */
+	rte_tel_data_add_dict_u64(d, "sq_outstanding", head - LOAD(sq->freed));
+	rte_tel_data_add_dict_u64(d, "posted", LOAD(qp->tx_wrs));
+	rte_tel_data_add_dict_u64(d, "posted_bytes", LOAD(qp->tx_bytes));
+	rte_tel_data_add_dict_u64(d, "completed", LOAD(qp->tx_completed));
+	rte_tel_data_add_dict_u64(d, "frames", LOAD(qp->tx_frames));
+	rte_tel_data_add_dict_u64(d, "errors", LOAD(qp->tx_errors));
+	rte_tel_data_add_dict_u64(d, "rq_size", qp->rq.max_wr);
+	rte_tel_data_add_dict_u64(d, "rq_posted", LOAD(qp->rq.head) - LOAD(qp->rq.tail));
+	rte_tel_data_add_dict_u64(d, "recv_posted", LOAD(qp->rx_wrs));
+	rte_tel_data_add_dict_u64(d, "recv_completed", LOAD(qp->rx_completed));
+}
+
+static int tel_qp(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_qp *qp;
+	int rc = -EINVAL;
+
+	pthread_mutex_lock(&registry_lock);
+	if (params == NULL || *params == '\0') {
+		rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+		TAILQ_FOREACH(qp, &all_qps, all_next)
+			rte_tel_data_add_array_int(d, (int)qp->ibqp.qp_num);
+		rc = 0;
+	} else {
+		uint32_t qpn = (uint32_t)strtoul(params, NULL, 0);
+
+		TAILQ_FOREACH(qp, &all_qps, all_next)
+			if (qp->ibqp.qp_num == qpn)
+				break;
+		if (qp != NULL) {
+			qp_dict(d, qp);
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return rc;
+}
+
+static void cq_dict(struct rte_tel_data *d, struct dpv_cq *cq)
+{
+	uint32_t head = LOAD(cq->head), tail = LOAD(cq->tail);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "id", cq->id);
+	rte_tel_data_add_dict_u64(d, "cqe", (uint64_t)cq->ibcq.cqe);
+	rte_tel_data_add_dict_u64(d, "entries", (tail + cq->size - head) % cq->size);
+	rte_tel_data_add_dict_u64(d, "completions", LOAD(cq->completions));
+	rte_tel_data_add_dict_u64(d, "qps", (uint64_t)LOAD(cq->nb_qp));
+	rte_tel_data_add_dict_int(d, "overrun", LOAD(cq->overrun));
+	rte_tel_data_add_dict_int(d, "channel", cq->ibcq.channel != NULL);
+}
+
+static int tel_cq(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_cq *cq;
+	int rc = -EINVAL;
+
+	pthread_mutex_lock(&registry_lock);
+	if (params == NULL || *params == '\0') {
+		rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+		TAILQ_FOREACH(cq, &all_cqs, all_next)
+			rte_tel_data_add_array_int(d, (int)cq->id);
+		rc = 0;
+	} else {
+		uint32_t id = (uint32_t)strtoul(params, NULL, 0);
+
+		TAILQ_FOREACH(cq, &all_cqs, all_next)
+			if (cq->id == id)
+				break;
+		if (cq != NULL) {
+			cq_dict(d, cq);
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return rc;
+}
+
+static void port_entry(struct dpv_device *dev, void *arg)
+{
+	struct rte_tel_data *d = arg, *p = rte_tel_data_alloc();
+	struct dpv_port_stats s = { 0 };
+
+	if (p == NULL)
+		return;
+	dev->ops->port_stats(dev->port, &s);
+	rte_tel_data_start_dict(p);
+	rte_tel_data_add_dict_string(p, "port", dev->caps.name);
+	rte_tel_data_add_dict_int(p, "socket", dev->caps.socket_id);
+	rte_tel_data_add_dict_int(p, "service_lcore", dev->svc_attached ? (int)dev->svc_lcore : -1);
+	rte_tel_data_add_dict_u64(p, "service_qps", LOAD(dev->nb_svc_qp));
+	rte_tel_data_add_dict_u64(p, "tx_frames", s.tx_frames);
+	rte_tel_data_add_dict_u64(p, "tx_bytes", s.tx_bytes);
+	rte_tel_data_add_dict_u64(p, "tx_copied", s.tx_copied);
+	rte_tel_data_add_dict_u64(p, "tx_zero_copy", s.tx_zero_copy);
+	rte_tel_data_add_dict_u64(p, "tso_hw", s.tso_hw);
+	rte_tel_data_add_dict_u64(p, "tso_sw", s.tso_sw);
+	rte_tel_data_add_dict_u64(p, "csum_hw", s.csum_hw);
+	rte_tel_data_add_dict_u64(p, "csum_sw", s.csum_sw);
+	rte_tel_data_add_dict_u64(p, "rx_frames", LOAD(dev->rx_frames));
+	rte_tel_data_add_dict_u64(p, "rx_unsteered", LOAD(dev->rx_unsteered));
+	rte_tel_data_add_dict_u64(p, "rx_no_wqe", LOAD(dev->rx_no_wqe));
+	if (rte_tel_data_add_dict_container(d, dev->ibdev.name, p, 0) != 0)
+		rte_tel_data_free(p);
+}
+
+static int tel_ports(const char *cmd __rte_unused, const char *params __rte_unused,
+		     struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	dpv_devices_foreach_open(port_entry, d);
+	return 0;
+}
+
+static int tel_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
+		      struct rte_tel_data *d)
+{
+	struct dpv_service_info info[64];
+	int n = dpv_service_info(info, (int)RTE_DIM(info));
+
+	rte_tel_data_start_dict(d);
+	for (int i = 0; i < n && i < (int)RTE_DIM(info); i++) {
+		struct rte_tel_data *l = rte_tel_data_alloc();
+		char name[16];
+
+		if (l == NULL)
+			continue;
+		rte_tel_data_start_dict(l);
+		rte_tel_data_add_dict_int(l, "socket", (int)info[i].socket);
+		rte_tel_data_add_dict_int(l, "running", info[i].running);
+		rte_tel_data_add_dict_u64(l, "ports", info[i].nb_work);
+		rte_tel_data_add_dict_u64(l, "rounds", info[i].rounds);
+		snprintf(name, sizeof(name), "%u", info[i].lcore);
+		if (rte_tel_data_add_dict_container(d, name, l, 0) != 0)
+			rte_tel_data_free(l);
+	}
+	return 0;
+}
+
+RTE_INIT(dpv_telemetry_register)
+{
+	rte_telemetry_register_cmd("/dpverbs/ports", tel_ports,
+				   "dpverbs devices with an open context: port counters. No parameters");
+	rte_telemetry_register_cmd("/dpverbs/qp", tel_qp,
+				   "dpverbs QPs. Parameter: a QP number for one QP's state and counters");
+	rte_telemetry_register_cmd("/dpverbs/cq", tel_cq,
+				   "dpverbs CQs. Parameter: a CQ id for its size and counters");
+	rte_telemetry_register_cmd("/dpverbs/lcores", tel_lcores,
+				   "dpverbs service lcores. No parameters");
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# run_veth_test.sh PROGRAM: two ports joined by a wire — net_af_packet on each end of a veth
+# pair of this run's own — for a receive test that sends on the first device and receives on
+# the second (DPV_TEST_RX_DEVICE). IPv6 is off on both ends so that the kernel sends nothing of
+# its own (router solicitations) into the test's traffic.
+set -u
+prog=$1
+a=dpva$$
+b=dpvb$$
+cleanup() {
+	ip link del "$a" 2>/dev/null
+}
+trap cleanup EXIT
+ip link add "$a" type veth peer name "$b" || exit 1
+for i in "$a" "$b"; do
+	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
+	ip link set "$i" up
+done
+DPV_TEST_RX_DEVICE=dpv_net_af_packet1 \
+DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a --vdev=net_af_packet1,iface=$b --log-level=lib.eal:error --log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error" \
+	"$prog"
