@@ -456,8 +456,9 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	info->socket_id = c->socket_id;
 	info->port_offloads = c->hw_offloads;
 	info->policy = (enum dpv_offload_policy)c->offload_policy;
-	info->hw_offloads = info->policy == DPV_OFFLOAD_POLICY_SOFTWARE ? 0 : c->hw_offloads;
-	info->sw_offloads = info->policy == DPV_OFFLOAD_POLICY_HARDWARE ? 0 :
+	info->hw_offloads = info->policy == DPV_OFFLOAD_POLICY_SOFTWARE ? 0 :
+			    c->hw_offloads & ~c->sw_forced;
+	info->sw_offloads = info->policy == DPV_OFFLOAD_POLICY_HARDWARE ? c->sw_forced :
 			    csum | DPV_OFFLOAD_TCP_TSO;
 	info->tx_done_cleanup = c->tx_done_cleanup;
 	info->zero_copy = c->zero_copy;

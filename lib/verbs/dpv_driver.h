@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 struct dpv_port_stats;
+struct dpv_xstat;
 
 struct dpv_port;        /* a driver's port */
 struct dpv_txq;         /* a driver's transmit queue */
@@ -34,6 +35,7 @@ struct dpv_port_caps {
 	bool zero_copy;           /* non-inline sends attach MR memory (no copy) */
 	int offload_policy;       /* enum dpv_offload_policy */
 	bool needs_dma_map;       /* the device DMAs through an IOMMU map (PCI) */
+	uint32_t sw_forced;       /* enum dpv_offload: always in software, whatever the policy */
 };
 
 struct dpv_link {
@@ -108,6 +110,11 @@ struct dpv_driver_ops {
 	/* Make [va, va + len) reachable by the port's DMA, and undo it. */
 	int (*dma_map)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
 	int (*dma_unmap)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
+	/* The port's extended statistics: fills up to @n, returns how many there are (NULL:
+	 * the driver has none; dpv_query_port_xstats answers EOPNOTSUPP). */
+	int (*port_xstats)(struct dpv_port *port, struct dpv_xstat *xstats, unsigned int n);
+	/* enum dpv_offload bits that always run in software on the port (NULL: not supported). */
+	int (*set_offload_software)(struct dpv_port *port, uint32_t offloads);
 };
 
 /* Called by a driver once all buffers of the frame built for @wqe are released. */

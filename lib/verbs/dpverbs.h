@@ -184,6 +184,71 @@ int dpv_service_lcore_start(unsigned int lcore);
  */
 int dpv_service_lcore_stop(unsigned int lcore);
 
+/* ---- for tools: dpv-testpmd's view of ports, QPs and CQs (lib/verbs/port_ctl.c) ---- */
+
+/** One extended statistic of a port, as its DPDK PMD names it ("rx_good_packets" ...). */
+struct dpv_xstat {
+	char name[64];
+	uint64_t value;
+};
+
+/**
+ * dpv_query_port_xstats - the DPDK extended statistics of @context's port.
+ * @xstats: room for *@n entries (may be NULL when *@n is 0).
+ * @n: in: the room; out: how many statistics the port has (fill the first min(in, out)).
+ * Returns 0; EINVAL for a NULL context or n; EOPNOTSUPP if the port's driver has none.
+ */
+int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xstat *xstats, unsigned int *n);
+
+/**
+ * dpv_set_offload_software - offloads that always run in software on @context's port,
+ * whatever its policy (testpmd's "csum set udp sw"): the others keep following the policy.
+ * @offloads: enum dpv_offload bits; 0 gives every offload back to the policy. Under the
+ * HARDWARE policy, the bits given here are the ones software may do.
+ * Applies to WRs posted afterwards, on every QP of the port; starts at 0 when the port starts.
+ * Returns 0; EINVAL for a NULL context or bits outside enum dpv_offload; EOPNOTSUPP if the
+ * port's driver cannot choose per offload.
+ */
+int dpv_set_offload_software(struct ibv_context *context, uint32_t offloads);
+
+/** What a QP holds and has done (a snapshot taken under the QP's lock). */
+struct dpv_qp_counters {
+	enum ibv_qp_state state;
+	uint8_t port_num;
+	uint32_t sq_size;           /* send WRs the SQ holds (max_send_wr as written back) */
+	uint32_t sq_used;           /* slots taken: posted WRs whose slot is not free yet */
+	uint32_t sq_unsent;         /* posted, not yet taken by the port */
+	uint32_t sq_in_flight;      /* taken by the port, not yet completed */
+	uint32_t rq_size;           /* receive WQEs the RQ holds */
+	uint32_t rq_posted;         /* receive WQEs waiting for a frame */
+	uint32_t nb_flows;
+	uint64_t tx_wrs;            /* send WRs accepted by ibv_post_send */
+	uint64_t tx_bytes;          /* ... their bytes */
+	uint64_t tx_frames;         /* frames (TSO WRs: packets) the port took */
+	uint64_t tx_errors;         /* WRs that failed when they executed */
+};
+
+/**
+ * dpv_query_qp_counters - state, queue occupancy and counters of a dpverbs QP.
+ * Returns 0, or EINVAL for NULL arguments.
+ */
+int dpv_query_qp_counters(struct ibv_qp *qp, struct dpv_qp_counters *counters);
+
+/** What a CQ holds. */
+struct dpv_cq_counters {
+	uint32_t size;              /* completions it holds (cqe) */
+	uint32_t pending;           /* completions waiting to be polled */
+	uint32_t nb_qp;             /* QPs completing into it */
+	bool armed;                 /* ibv_req_notify_cq armed it */
+	bool overrun;               /* a completion was lost (IBV_EVENT_CQ_ERR) */
+};
+
+/**
+ * dpv_query_cq_counters - size, occupancy and state of a dpverbs CQ.
+ * Returns 0, or EINVAL for NULL arguments.
+ */
+int dpv_query_cq_counters(struct ibv_cq *cq, struct dpv_cq_counters *counters);
+
 #ifdef __cplusplus
 }
 #endif

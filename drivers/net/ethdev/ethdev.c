@@ -4,6 +4,7 @@
  * so that a later device list probes them again from the same devargs. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_bus.h>
@@ -119,6 +120,7 @@ static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 	caps->tx_done_cleanup = p->tx_done_cleanup;
 	caps->zero_copy = p->zero_copy;
 	caps->offload_policy = p->policy;
+	caps->sw_forced = __atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED);
 	caps->needs_dma_map = strcmp(caps->bus, "pci") == 0;
 	return p;
 }
@@ -219,6 +221,7 @@ static int eth_port_start(struct dpv_port *p)
 	if (p->started)
 		return 0;
 	p->policy = (int)dpv_config()->offload_policy;
+	p->sw_forced = 0;
 	dpv_spinlock_init(&p->txqs_lock);
 	TAILQ_INIT(&p->txqs);
 	memset(&p->gone, 0, sizeof(p->gone));
@@ -389,6 +392,39 @@ static int eth_dma_unmap(struct dpv_port *p, void *va, uint64_t iova, uint64_t l
 	return rc == -ENOTSUP || (rc < 0 && rte_errno == ENOTSUP) ? 0 : rc;
 }
 
+static int eth_set_offload_software(struct dpv_port *p, uint32_t offloads)
+{
+	__atomic_store_n(&p->sw_forced, offloads, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* rte_eth_xstats_get with its names; returns how many the port has, or a negative errno. */
+static int eth_port_xstats(struct dpv_port *p, struct dpv_xstat *out, unsigned int n)
+{
+	int count = rte_eth_xstats_get(p->port_id, NULL, 0);
+	struct rte_eth_xstat_name *names;
+	struct rte_eth_xstat *vals;
+
+	if (count <= 0 || n == 0)
+		return count;
+	names = calloc((size_t)count, sizeof(*names));
+	vals = calloc((size_t)count, sizeof(*vals));
+	if (names == NULL || vals == NULL ||
+	    rte_eth_xstats_get_names(p->port_id, names, (unsigned int)count) != count ||
+	    rte_eth_xstats_get(p->port_id, vals, (unsigned int)count) != count) {
+		free(names);
+		free(vals);
+		return names == NULL || vals == NULL ? -ENOMEM : -EAGAIN;
+	}
+	for (int i = 0; i < count && (unsigned int)i < n; i++) {
+		snprintf(out[i].name, sizeof(out[i].name), "%s", names[vals[i].id].name);
+		out[i].value = vals[i].value;
+	}
+	free(names);
+	free(vals);
+	return count;
+}
+
 static const struct dpv_driver_ops ethdev_ops = {
 	.name = "ethdev",
 	.port_count = eth_port_count,
@@ -414,6 +450,8 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.port_stats = eth_port_stats,
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
+	.port_xstats = eth_port_xstats,
+	.set_offload_software = eth_set_offload_software,
 };
 
 DPV_DRIVER_REGISTER(ethdev, ethdev_ops)

@@ -96,6 +96,7 @@ struct dpv_port {
 	bool odd_segs_csum;        /* its L4 checksum is right over odd-length mbuf segments */
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	int policy;                /* enum dpv_offload_policy */
+	uint32_t sw_forced;        /* enum dpv_offload: always in software (dpv_set_offload_software) */
 	struct rte_mempool *zc_mp;
 	dpv_spinlock_t txqs_lock;            /* attach, detach and statistics */
 	TAILQ_HEAD(, dpv_txq) txqs;          /* the QPs' handles, for statistics */

@@ -256,8 +256,11 @@ static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct d
 	bool has_l4 = !info->fragment && info->l4_len != 0 &&
 		      (tcp || info->l4_proto == IPPROTO_UDP);
 	uint64_t l4_capa = tcp ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM : RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM);
+	uint32_t forced = __atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED);
+	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
+		     !(forced & DPV_OFFLOAD_IPV4_CKSUM);
 	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) &&
+		     !(forced & (tcp ? DPV_OFFLOAD_TCP_CKSUM : DPV_OFFLOAD_UDP_CKSUM)) &&
 		     (p->odd_segs_csum || segments_even(m));
 
 	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || info->l3 == DPV_L3_NONE ||
@@ -298,7 +301,8 @@ static bool tso_in_hw(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 	const uint8_t *tcp = (const uint8_t *)wr->tso_hdr + info->l2_len + info->l3_len;
 
 	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || (p->tx_offloads & need) != need ||
-	    payload <= wr->mss)
+	    payload <= wr->mss ||
+	    (__atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED) & DPV_OFFLOAD_TCP_TSO))
 		return false;
 	if ((uint32_t)wr->mss + info->l3_len + info->l4_len > p->mtu ||
 	    payload + wr->tso_hdr_len > 65535)
@@ -383,7 +387,8 @@ static int tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 			return 0;
 		}
 	}
-	if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE)
+	if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE &&
+	    !(__atomic_load_n(&txq->port->sw_forced, __ATOMIC_RELAXED) & DPV_OFFLOAD_TCP_TSO))
 		return -EINVAL;                   /* as mlx5 without the offload */
 	/* segments the port would refuse: the WR fails when it executes (LOC_LEN_ERR) */
 	if ((uint32_t)wr->tso_hdr_len + RTE_MIN(wr->len, (uint32_t)wr->mss) > txq->port->max_tx_frame)
@@ -403,7 +408,9 @@ int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 		return tso_build(txq, wr, frame);
 	if (wr->flags & DPV_TX_IP_CSUM) {
 		if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE &&
-		    !(txq->port->tx_offloads & HW_TX_OFFLOADS & ~RTE_ETH_TX_OFFLOAD_TCP_TSO))
+		    !(txq->port->tx_offloads & HW_TX_OFFLOADS & ~RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
+		    !(__atomic_load_n(&txq->port->sw_forced, __ATOMIC_RELAXED) &
+		      (DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM)))
 			return -EINVAL;
 		peek_headers(wr, &info);
 	}

@@ -1,0 +1,85 @@
+/* What tools such as dpv-testpmd need beyond the verbs queries: a port's DPDK extended
+ * statistics, the offloads forced to software one by one, and the occupancy and counters of
+ * one QP and one CQ (snapshots, taken under the object's lock). */
+#include <errno.h>
+#include <string.h>
+
+#include "verbs_priv.h"
+
+DPV_EXPORT int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xstat *xstats,
+				     unsigned int *n)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	int rc;
+
+	if (ctx == NULL || n == NULL || (xstats == NULL && *n != 0))
+		return EINVAL;
+	if (ctx->dev->ops->port_xstats == NULL)
+		return EOPNOTSUPP;
+	rc = ctx->dev->ops->port_xstats(ctx->dev->port, xstats, *n);
+	if (rc < 0)
+		return -rc;
+	*n = (unsigned int)rc;
+	return 0;
+}
+
+DPV_EXPORT int dpv_set_offload_software(struct ibv_context *context, uint32_t offloads)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	const uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
+			     DPV_OFFLOAD_UDP_CKSUM | DPV_OFFLOAD_TCP_TSO;
+	int rc;
+
+	if (ctx == NULL || (offloads & ~all))
+		return EINVAL;
+	if (ctx->dev->ops->set_offload_software == NULL)
+		return EOPNOTSUPP;
+	rc = ctx->dev->ops->set_offload_software(ctx->dev->port, offloads);
+	if (rc == 0)
+		__atomic_store_n(&ctx->dev->caps.sw_forced, offloads, __ATOMIC_RELAXED);
+	return -rc;
+}
+
+DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters *c)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	if (qp == NULL || c == NULL)
+		return EINVAL;
+	memset(c, 0, sizeof(*c));
+	dpv_qp_lock_ctl(qp);           /* a service-mode QP's service lcore kept out too */
+	c->state = dpv_qp_state(qp);
+	c->port_num = qp->port_num;
+	c->sq_size = qp->sq.max_wr;
+	c->sq_used = qp->sq.head - qp->sq.freed;
+	c->sq_unsent = qp->sq.head - qp->sq.sent;
+	c->sq_in_flight = qp->sq.sent - qp->sq.done;
+	c->rq_size = qp->rq.max_wr;
+	c->rq_posted = qp->rq.head - qp->rq.tail;
+	c->nb_flows = (uint32_t)qp->nb_flows;
+	c->tx_wrs = qp->tx_wrs;
+	c->tx_bytes = qp->tx_bytes;
+	c->tx_frames = qp->tx_frames;
+	c->tx_errors = qp->tx_errors;
+	dpv_qp_unlock_ctl(qp);
+	return 0;
+}
+
+DPV_EXPORT int dpv_query_cq_counters(struct ibv_cq *ibcq, struct dpv_cq_counters *c)
+{
+	struct dpv_cq *cq = to_dcq(ibcq);
+
+	if (cq == NULL || c == NULL)
+		return EINVAL;
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_lock(&cq->qps_lock);
+	c->nb_qp = (uint32_t)cq->nb_qp;
+	pthread_mutex_unlock(&cq->qps_lock);
+	dpv_spinlock_lock(&cq->lock);
+	c->size = (uint32_t)cq->ibcq.cqe;
+	c->pending = (cq->tail + cq->size - cq->head) % cq->size;
+	c->armed = cq->armed;
+	c->overrun = cq->overrun;
+	dpv_spinlock_unlock(&cq->lock);
+	return 0;
+}

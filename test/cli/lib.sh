@@ -1,0 +1,40 @@
+# Shared by the dpv-testpmd tests: counting checks, running the CLI on a command file.
+# Sourced with $tpmd (the program) and $dir (a scratch directory) set.
+pass=0; fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+unset DPV_EAL_ARGS
+QUIET="--log-level=lib.eal:error --log-level=lib.telemetry:error --log-level=pmd.net.tap:error"
+
+# run NAME EAL-ARGS -- APP-ARGS: commands from stdin into $dir/NAME.cmd, output in
+# $dir/NAME.out, exit status in $rc
+run() {
+	name=$1; shift
+	cat > "$dir/$name.cmd"
+	eal=
+	while [ "$1" != -- ]; do eal="$eal $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	"$tpmd" $eal $QUIET -- --cmdline-file="$dir/$name.cmd" "$@" > "$dir/$name.out" 2>&1
+	rc=$?
+}
+
+# the output of one command of a run: the lines after "FILE> CMD" up to the next command
+out_of() {
+	awk -v c="$2" '/\.cmd> / { i = index($0, ".cmd> "); f = !d && substr($0, i + 6) == c;
+				    d = d || f; next } f' "$dir/$1.out"
+}
+
+# tshark fields of a capture, one frame a line, tab-separated
+fields() {
+	f=$1; shift
+	args=
+	for e in "$@"; do args="$args -e $e"; done
+	# shellcheck disable=SC2086
+	tshark -r "$f" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \
+		-o udp.check_checksum:TRUE -T fields -E occurrence=f $args 2>/dev/null
+}
+
+finish() {
+	echo "$1: $pass checks passed, $fail failed"
+	[ $fail -eq 0 ]
+}
