@@ -124,28 +124,6 @@ const char *dpv_eal_args(void);
  */
 unsigned int dpv_dma_range_count(void);
 
-/** Counters of one QP since it was created (read while other threads may update them). */
-struct dpv_qp_stats {
-	uint64_t posted;            /* send WRs accepted by ibv_post_send */
-	uint64_t posted_bytes;
-	uint64_t completed;         /* send WRs completed, signaled or not, errors and flushes too */
-	uint64_t frames;            /* frames the port took (TSO WRs: one per WR handed over) */
-	uint64_t errors;            /* WRs that failed when they executed */
-	uint64_t recv_posted;       /* receive WRs accepted by ibv_post_recv */
-	uint64_t recv_completed;
-	/* TSC cycles by stage, counted only when the configuration has cycle_stats = 1: checking
-	 * WRs (posting), building frames (posting), handing them to the port (per burst), writing
-	 * completions; tsc_hz converts them to time. */
-	uint64_t cycles_validate, cycles_build, cycles_burst, cycles_complete;
-	uint64_t tsc_hz;
-};
-
-/**
- * dpv_query_qp_stats - the counters of @qp.
- * Returns 0, or EINVAL for NULL arguments.
- */
-int dpv_query_qp_stats(struct ibv_qp *qp, struct dpv_qp_stats *stats);
-
 /** How a QP's send queue makes progress (doc/architecture.md, "Progress models"). */
 enum dpv_progress {
 	/* The posting thread builds the frames and hands them to the port in the same call;
@@ -226,6 +204,16 @@ struct dpv_qp_counters {
 	uint64_t tx_bytes;          /* ... their bytes */
 	uint64_t tx_frames;         /* frames (TSO WRs: packets) the port took */
 	uint64_t tx_errors;         /* WRs that failed when they executed */
+	uint64_t tx_completed;      /* send WRs completed, signaled or not, errors and flushes too */
+	uint64_t rx_wrs;            /* receive WRs accepted by ibv_post_recv */
+	uint64_t rx_completed;
+	enum dpv_progress progress;
+	int service_lcore;          /* the lcore serving it (service mode, after INIT), else -1 */
+	/* TSC cycles by stage, counted only when the configuration has cycle_stats = 1: checking
+	 * WRs and building frames (while posting, or on the service lcore), handing them to the
+	 * port (per burst), writing completions; tsc_hz converts them to time. */
+	uint64_t cycles_validate, cycles_build, cycles_burst, cycles_complete;
+	uint64_t tsc_hz;
 };
 
 /**

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
 #include "verbs_priv.h"
 
 DPV_EXPORT int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xstat *xstats,
@@ -61,6 +63,16 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 	c->tx_bytes = qp->tx_bytes;
 	c->tx_frames = qp->tx_frames;
 	c->tx_errors = qp->tx_errors;
+	c->tx_completed = qp->tx_completed;
+	c->rx_wrs = qp->rx_wrs;
+	c->rx_completed = qp->rx_completed;
+	c->progress = qp->service ? DPV_PROGRESS_SERVICE : DPV_PROGRESS_DIRECT;
+	c->service_lcore = qp->svc_listed ? (int)qp->ctx->dev->svc_lcore : -1;
+	c->cycles_validate = qp->cyc[DPV_CYC_VALIDATE];
+	c->cycles_build = qp->cyc[DPV_CYC_BUILD];
+	c->cycles_burst = qp->cyc[DPV_CYC_BURST];
+	c->cycles_complete = qp->cyc[DPV_CYC_COMPLETE];
+	c->tsc_hz = rte_get_tsc_hz();
 	dpv_qp_unlock_ctl(qp);
 	return 0;
 }

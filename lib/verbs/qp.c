@@ -294,26 +294,3 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	init_attr->sq_sig_all = qp->sq_sig_all;
 	return 0;
 }
-
-DPV_EXPORT int dpv_query_qp_stats(struct ibv_qp *ibqp, struct dpv_qp_stats *s)
-{
-	struct dpv_qp *qp = to_dqp(ibqp);
-
-	if (qp == NULL || s == NULL)
-		return EINVAL;
-	*s = (struct dpv_qp_stats){
-		.posted = __atomic_load_n(&qp->tx_wrs, __ATOMIC_RELAXED),
-		.posted_bytes = __atomic_load_n(&qp->tx_bytes, __ATOMIC_RELAXED),
-		.completed = __atomic_load_n(&qp->tx_completed, __ATOMIC_RELAXED),
-		.frames = __atomic_load_n(&qp->tx_frames, __ATOMIC_RELAXED),
-		.errors = __atomic_load_n(&qp->tx_errors, __ATOMIC_RELAXED),
-		.recv_posted = __atomic_load_n(&qp->rx_wrs, __ATOMIC_RELAXED),
-		.recv_completed = __atomic_load_n(&qp->rx_completed, __ATOMIC_RELAXED),
-		.cycles_validate = __atomic_load_n(&qp->cyc[DPV_CYC_VALIDATE], __ATOMIC_RELAXED),
-		.cycles_build = __atomic_load_n(&qp->cyc[DPV_CYC_BUILD], __ATOMIC_RELAXED),
-		.cycles_burst = __atomic_load_n(&qp->cyc[DPV_CYC_BURST], __ATOMIC_RELAXED),
-		.cycles_complete = __atomic_load_n(&qp->cyc[DPV_CYC_COMPLETE], __ATOMIC_RELAXED),
-		.tsc_hz = rte_get_tsc_hz(),
-	};
-	return 0;
-}

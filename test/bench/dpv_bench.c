@@ -55,14 +55,14 @@ static struct ibv_qp *bench_qp(struct ibv_context *ctx, struct ibv_pd *pd, struc
 
 static void print_cycles(struct ibv_qp *qp)
 {
-	struct dpv_qp_stats s;
+	struct dpv_qp_counters c;
 
-	if (dpv_query_qp_stats(qp, &s) != 0 || s.posted == 0 || s.completed == 0)
+	if (dpv_query_qp_counters(qp, &c) != 0 || c.tx_wrs == 0 || c.tx_completed == 0)
 		return;
 	printf("cycles/WR validate %.1f build %.1f burst %.1f complete %.1f (TSC %.2f GHz)\n",
-	       (double)s.cycles_validate / s.posted, (double)s.cycles_build / s.posted,
-	       (double)s.cycles_burst / s.posted, (double)s.cycles_complete / s.completed,
-	       s.tsc_hz / 1e9);
+	       (double)c.cycles_validate / c.tx_wrs, (double)c.cycles_build / c.tx_wrs,
+	       (double)c.cycles_burst / c.tx_wrs, (double)c.cycles_complete / c.tx_completed,
+	       c.tsc_hz / 1e9);
 }
 
 static void report(uint64_t count, uint64_t *last, double *mark)
