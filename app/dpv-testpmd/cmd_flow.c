@@ -140,6 +140,7 @@ static int flow_parse(char *text, struct flow_buf *b)
 	int bad = 0, rc = 0;
 
 	b->attr = (struct ibv_flow_attr){ .type = IBV_FLOW_ATTR_NORMAL, .port = 1 };
+	b->len = 0;
 	for (; w != NULL && rc == 0; w = strtok_r(NULL, " \t", &save)) {
 		if (strcmp(w, "priority") == 0)
 			b->attr.priority = (uint16_t)num(strtok_r(NULL, " \t", &save), 0xffff, &bad);

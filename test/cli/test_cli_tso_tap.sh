@@ -39,13 +39,12 @@ stop
 show port stats 0
 EOF2
 wait_for "tso by the port" "$dir/out"
-last=-1
-for i in $(seq 50); do
-	size=$(stat -c %s "$dir/wire.pcap" 2>/dev/null || echo 0)
-	[ "$size" = "$last" ] && break
-	last=$size
-	sleep 0.2
+# the capture has all 24 segments (or 10 s went by): a loaded machine may write them late
+for i in $(seq 100); do
+	[ "$(tshark -r "$dir/wire.pcap" 2>/dev/null | wc -l)" -ge 24 ] && break
+	sleep 0.1
 done
+sleep 0.2
 kill -INT $tpid; wait $tpid 2>/dev/null; tpid=
 echo quit >&3
 exec 3>&-
