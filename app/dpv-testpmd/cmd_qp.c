@@ -1,4 +1,5 @@
-/* qp create raw <port> [sq N] [rq N] [inline N] [tso_header N], qp modify <id> <state>,
+/* qp create raw <port> [sq N] [rq N] [inline N] [tso_header N] [mode direct|service],
+ * qp modify <id> <state>,
  * qp destroy <id>. A new QP is in RTS; `qp modify` makes exactly one ibv_modify_qp call, so
  * the state machine's answers (EINVAL for a transition it refuses) show as they are. */
 #include <errno.h>
@@ -32,8 +33,18 @@ static int opt_u16(const char *v, void *field)
 	return 0;
 }
 
-/* The options of qp create: one row each (service mode's "mode direct|service" comes as one
- * more row with its parser when the engine has it). */
+static int opt_progress(const char *v, void *field)
+{
+	if (strcmp(v, "direct") == 0)
+		*(int *)field = DPV_PROGRESS_DIRECT;
+	else if (strcmp(v, "service") == 0)
+		*(int *)field = DPV_PROGRESS_SERVICE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The options of qp create: one row each. */
 static const struct qp_option {
 	const char *name;
 	int (*parse)(const char *value, void *field);
@@ -44,6 +55,7 @@ static const struct qp_option {
 	{ "rq", opt_u32, offsetof(struct qp_opts, rq), "max_recv_wr" },
 	{ "inline", opt_u32, offsetof(struct qp_opts, inline_size), "max_inline_data" },
 	{ "tso_header", opt_u16, offsetof(struct qp_opts, max_tso_header), "max_tso_header" },
+	{ "mode", opt_progress, offsetof(struct qp_opts, progress), "direct or service" },
 };
 
 static int qp_options_parse(char *words, struct qp_opts *o)
@@ -57,12 +69,13 @@ static int qp_options_parse(char *words, struct qp_opts *o)
 			if (strcmp(name, qp_options[i].name) == 0)
 				opt = &qp_options[i];
 		if (opt == NULL)
-			return tp_error("qp create: unknown option '%s' (sq, rq, inline, tso_header)",
+			return tp_error("qp create: unknown option '%s' (sq, rq, inline, tso_header, "
+					"mode)",
 					name);
 		value = strtok_r(NULL, " \t", &save);
 		if (value == NULL || opt->parse(value, (char *)o + opt->offset) != 0)
-			return tp_error("qp create: %s needs a value (%s), e.g. %s 64", name,
-					opt->what, name);
+			return tp_error("qp create: %s needs a value (%s), e.g. %s %s", name,
+					opt->what, name, opt->parse == opt_progress ? "service" : "64");
 	}
 	return 0;
 }
@@ -76,15 +89,16 @@ struct qp_create_res {
 static void qp_create_parsed(void *res, struct cmdline *cl, void *data)
 {
 	struct qp_create_res *r = res;
-	struct qp_opts o = { .sq = 64, .rq = 64 };
+	struct qp_opts o = { .sq = 64, .rq = 64, .progress = -1 };
 	int id;
 
 	if (data != NULL && qp_options_parse(r->opts, &o) != 0)
 		return;
 	id = qp_create(r->pid, &o, false);
 	if (id >= 0)
-		printf("QP %d: qp_num 0x%x on port %u, RTS, sq %u rq %u inline %u\n", id,
-		       tp.qp[id].qp->qp_num, r->pid, o.sq, o.rq, o.inline_size);
+		printf("QP %d: qp_num 0x%x on port %u, RTS, sq %u rq %u inline %u%s\n", id,
+		       tp.qp[id].qp->qp_num, r->pid, o.sq, o.rq, o.inline_size,
+		       o.progress == DPV_PROGRESS_SERVICE ? ", service mode" : "");
 }
 
 static cmdline_parse_token_string_t t_qp = TOKEN_STRING_INITIALIZER(struct qp_create_res, qp, "qp");
@@ -102,8 +116,9 @@ static cmdline_parse_inst_t cmd_qp_create = {
 static cmdline_parse_inst_t cmd_qp_create_opts = {
 	.f = qp_create_parsed,
 	.data = (void *)1,
-	.help_str = "qp create raw <port> [sq N] [rq N] [inline N] [tso_header N]: the same with "
-		    "max_send_wr, max_recv_wr, max_inline_data, max_tso_header",
+	.help_str = "qp create raw <port> [sq N] [rq N] [inline N] [tso_header N] "
+		    "[mode direct|service]: the same with max_send_wr, max_recv_wr, "
+		    "max_inline_data, max_tso_header, the progress model",
 	.tokens = { (void *)&t_qp, (void *)&t_create, (void *)&t_raw, (void *)&t_pid,
 		    (void *)&t_opts, NULL },
 };

@@ -293,9 +293,14 @@ static void qp_show(unsigned int id)
 	       ia.cap.max_send_sge, ia.cap.max_inline_data);
 	printf("  RQ: %u WQEs (%u posted), flows %u, CQ %u (%u pending)\n", c.rq_size,
 	       c.rq_posted, c.nb_flows, id, cc.pending);
-	printf("  tx WRs %llu, bytes %llu, frames %llu, errors %llu\n",
+	printf("  tx WRs %llu, bytes %llu, frames %llu, errors %llu, completed %llu\n",
 	       (unsigned long long)c.tx_wrs, (unsigned long long)c.tx_bytes,
-	       (unsigned long long)c.tx_frames, (unsigned long long)c.tx_errors);
+	       (unsigned long long)c.tx_frames, (unsigned long long)c.tx_errors,
+	       (unsigned long long)c.tx_completed);
+	if (c.progress == DPV_PROGRESS_SERVICE)
+		printf("  progress: service mode, service lcore %d\n", c.service_lcore);
+	else
+		printf("  progress: direct\n");
 }
 
 struct show_obj_res {

@@ -187,7 +187,8 @@ static int fwd_port_setup(int p, uint64_t count)
 	bool tx = tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO;
 	struct qp_opts o = { .sq = fwd_sq_depth(), .rq = tx ? 0 : TP_RX_SLOTS / 2,
 			     .inline_size = tp.cfg.inline_data ? fwd_frame_len() : 0,
-			     .max_tso_header = tp.cfg.mode == FWD_TSO ? TCP_HDR_LEN : 0 };
+			     .max_tso_header = tp.cfg.mode == FWD_TSO ? TCP_HDR_LEN : 0,
+			     .progress = -1 };
 	struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),
 				     .port = 1 };
 	int id = qp_create((unsigned int)p, &o, true);

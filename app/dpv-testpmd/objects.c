@@ -84,7 +84,11 @@ int qp_create(unsigned int port, const struct qp_opts *o, bool fwd)
 		step = "ibv_create_qp_ex";
 		qp = raw_qp_new(pt, cq, o);
 	}
-	if (qp != NULL) {
+	if (qp != NULL && o->progress >= 0) {
+		step = "dpv_qp_set_progress";
+		e = dpv_qp_set_progress(qp, (enum dpv_progress)o->progress);
+	}
+	if (qp != NULL && e == 0) {
 		step = "ibv_modify_qp to INIT, RTR, RTS";
 		e = qp_to_state(qp, IBV_QPS_INIT);
 		e = e ? e : qp_to_state(qp, IBV_QPS_RTR);

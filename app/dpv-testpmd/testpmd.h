@@ -127,6 +127,7 @@ void port_stats_clear(unsigned int p);
 struct qp_opts {
 	uint32_t sq, rq, inline_size;
 	uint16_t max_tso_header;
+	int progress;               /* enum dpv_progress; -1: the configuration's */
 };
 int qp_create(unsigned int port, const struct qp_opts *o, bool fwd);
 int qp_destroy(unsigned int id);

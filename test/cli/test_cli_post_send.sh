@@ -2,7 +2,8 @@
 # dpv-testpmd's post send on net_pcap: the completion of a good frame (status, opcode,
 # byte_len) and the frame on the wire; the ibv_post_send errno table by hand: a frame too
 # short, a QP in INIT, a frame above the MTU (EINVAL), an lkey no MR has (LOC_PROT_ERR
-# completion, QP in SQE, back to RTS); a list from a pcap file; TSO and IP_CSUM through it.
+# completion, QP in SQE, back to RTS); a list from a pcap file; TSO and IP_CSUM through it;
+# a service-mode QP (qp create ... mode service) sending the same frame.
 set -u
 tpmd=$1
 dir=$(mktemp -d)
@@ -61,7 +62,7 @@ check "lkey 0xdead: posted, unsignaled, LOC_PROT_ERR completion ($o)" \
 	"echo '$o' | grep -q 'status LOC_PROT_ERR (local protection error)'"
 o=$(out_of post "show qp 0")
 check "the QP is in SQE after it, one execution error counted" \
-	"echo '$o' | grep -q 'state sqe' && echo '$o' | grep -q 'errors 1$'"
+	"echo '$o' | grep -q 'state sqe' && echo '$o' | grep -q 'errors 1, completed'"
 o=$(sed -n '/show qp 0/,/qp modify 0 rts/p' "$dir/post.out" | grep completion)
 check "posted in SQE: flushed (WR_FLUSH_ERR) ($o)" "echo '$o' | grep -q WR_FLUSH_ERR"
 o=$(out_of post "post send 0 file $dir/list.pcap signaled ip_csum")
@@ -76,4 +77,20 @@ st=$(fields "$dir/wire.pcap" frame.len udp.checksum.status | sed -n 3,7p | cut -
 check "the pcap list went out with good UDP checksums (ip_csum) ($st)" "[ '$st' = 1 ]"
 seg=$(fields "$dir/wire.pcap" frame.len ip.checksum.status tcp.checksum.status | tail -3 | sort -u | tr '\t' ,)
 check "three 1054-byte segments, IPv4 and TCP checksums good ($seg)" "[ '$seg' = '1054,1,1' ]"
+
+# the same WR through a service-mode QP: a service lcore sends it, the same frame on the wire
+run svc --vdev=net_pcap0,tx_pcap="$dir/svc.pcap" -l 0,1 -- <<EOF2
+qp create raw 0 mode service
+post send 0 hex $udp signaled
+show qp 0
+qp create raw 0 mode fast
+EOF2
+o=$(out_of svc "post send 0 hex $udp signaled")
+check "service mode: SUCCESS, SEND, byte_len 60 ($o)" \
+	"echo '$o' | grep -q 'status SUCCESS (success) opcode SEND byte_len 60'"
+check "show qp: service mode on lcore 1" "grep -q 'progress: service mode, service lcore 1' '$dir/svc.out'"
+check "an unknown mode: the error names the values" \
+	"grep -q 'qp create: mode needs a value (direct or service), e.g. mode service' '$dir/svc.out'"
+check "the same frame on the wire as from the direct QP" \
+	"[ \"\$(tshark -r $dir/svc.pcap -x 2>/dev/null)\" = \"\$(tshark -r $dir/wire.pcap -c 1 -x 2>/dev/null)\" ]"
 finish cli_post_send
