@@ -107,6 +107,7 @@ static void *worker_main(void *arg)
 	unsigned long loops = 0;
 	int lines = 0;
 
+	dpv_thread_register();         /* a per-lcore mempool cache for the mbufs it moves */
 	for (int p = 0; p < tp.nb_ports; p++)
 		if (fwd_ports[p].active) {
 			dpv_query_port_stats(tp.port[p].ctx, &base[p].st);
@@ -127,6 +128,7 @@ static void *worker_main(void *arg)
 			next += tp.stats_period;
 		}
 	}
+	dpv_thread_unregister();
 	return arg;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_pause.h>
@@ -246,4 +247,27 @@ int dpv_service_info(struct dpv_service_info *out, int max)
 	}
 	pthread_mutex_unlock(&services_lock);
 	return n;
+}
+
+DPV_EXPORT int dpv_thread_register(void)
+{
+	int rc = dpv_eal_ensure();
+
+	if (rc != 0)
+		return -rc;
+	if (rte_lcore_id() != LCORE_ID_ANY)
+		return 0;
+	if (rte_thread_register() != 0) {
+		ENGINE_LOG(WARNING, "no free lcore id for a thread (%s): it posts without a mempool "
+			   "cache", rte_strerror(rte_errno));
+		return ENOSPC;
+	}
+	return 0;
+}
+
+DPV_EXPORT void dpv_thread_unregister(void)
+{
+	if (dpv_eal_running() && rte_lcore_id() != LCORE_ID_ANY &&
+	    rte_eal_lcore_role(rte_lcore_id()) == ROLE_NON_EAL)
+		rte_thread_unregister();
 }

@@ -145,6 +145,19 @@ enum dpv_progress {
 int dpv_qp_set_progress(struct ibv_qp *qp, enum dpv_progress mode);
 
 /**
+ * dpv_thread_register - give the calling thread, one the EAL did not start, an lcore id of
+ * its own (rte_thread_register), so that the mbufs it takes and frees go through a per-lcore
+ * mempool cache instead of the pool's shared ring. Optional: any thread may post; a thread
+ * that posts a lot is faster registered. EAL lcores are registered already (0 at once).
+ * Call dpv_thread_unregister() before the thread ends.
+ * Returns 0; ENOSPC when every lcore id (RTE_MAX_LCORE) is taken; as dpv_init otherwise.
+ */
+int dpv_thread_register(void);
+
+/** dpv_thread_unregister - give back the calling thread's lcore id (no-op for EAL lcores). */
+void dpv_thread_unregister(void);
+
+/**
  * dpv_service_lcore_start - run dpverbs' service loop on EAL worker @lcore.
  * Optional: a service-mode QP starts one itself on a free worker lcore of its port's NUMA
  * socket. Use it to choose the lcore, or to resume one stopped with dpv_service_lcore_stop.

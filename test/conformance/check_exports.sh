@@ -9,7 +9,8 @@ check "shared library exports only ibv_*/dpv_* (leaks: $leaks)" '[ -z "$leaks" ]
 for sym in ibv_get_device_list ibv_open_device ibv_reg_mr ibv_reg_mr_iova2 ibv_create_qp \
            ibv_modify_qp ibv_create_cq ibv_get_cq_event dpv_init dpv_query_port_info \
            dpv_query_port_xstats dpv_query_qp_counters dpv_query_cq_counters \
-           dpv_set_offload_software; do
+           dpv_set_offload_software dpv_qp_set_progress dpv_service_lcore_start \
+           dpv_service_lcore_stop dpv_thread_register dpv_thread_unregister; do
 	check "exports $sym" "nm -D --defined-only '$so' | grep -qw $sym"
 done
 check "no rte_ symbol exported" '! nm -D --defined-only "$so" | grep -q " rte_"'

@@ -74,6 +74,9 @@ static void *post_all(void *arg)
 	struct poster *p = arg;
 	struct ibv_sge sge = { (uintptr_t)frame, sizeof(frame), mr->lkey };
 
+	/* half the threads with an lcore id of their own (a mempool cache), half without */
+	if (p->id % 2 == 0 && dpv_thread_register() != 0)
+		p->errors++;
 	for (uint64_t seq = 0; seq < PER_THREAD;) {
 		bool sig = seq + 1 == PER_THREAD || rand_r(&p->seed) % 4 == 0;
 		struct ibv_send_wr wr = { .wr_id = (uint64_t)p->id << 32 | seq, .sg_list = &sge,
@@ -91,6 +94,8 @@ static void *post_all(void *arg)
 		if (rc == ENOMEM || rand_r(&p->seed) % 16 == 0)
 			reap(p);
 	}
+	if (p->id % 2 == 0)
+		dpv_thread_unregister();
 	return NULL;
 }
 
@@ -223,6 +228,9 @@ static void set_progress_errors(void)
 	CHECK_EQ(dpv_qp_set_progress(qp, DPV_PROGRESS_DIRECT), EBUSY);   /* not in RESET */
 	CHECK_EQ(dpv_service_lcore_start(0), EINVAL);     /* the main lcore */
 	CHECK_EQ(dpv_service_lcore_start(1), 0);          /* runs already: fine */
+	CHECK_EQ(dpv_thread_register(), 0);               /* the main lcore: registered already */
+	dpv_thread_unregister();                          /* ... and it stays so */
+	CHECK_EQ(dpv_thread_register(), 0);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 }
