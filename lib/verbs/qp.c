@@ -219,6 +219,19 @@ static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
 	return 0;
 }
 
+/* Direct mode: the thread that posts is the one that touches the port's queue and pool; say
+ * so when it runs on another NUMA socket than the port (service mode picks a local lcore). */
+static void check_placement(struct dpv_qp *qp)
+{
+	int port = qp->ctx->dev->caps.socket_id, me = dpv_socket_of_caller();
+
+	if (!qp->service && port >= 0 && me >= 0 && me != port)
+		VERBS_LOG(WARNING, "QP %#x: its port %s is on NUMA socket %d, this thread on socket "
+			  "%d (cross-socket traffic in direct mode): run the posting thread on an lcore "
+			  "of socket %d, or use service mode", qp->ibqp.qp_num,
+			  qp->ctx->dev->caps.name, port, me, port);
+}
+
 static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 {
 	struct dpv_device *d = qp->ctx->dev;
@@ -228,6 +241,8 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		rc = d->ops->txq_attach(d->port, &qp->txq);
 	if (rc == 0 && next == IBV_QPS_INIT && qp->service)
 		rc = dpv_service_qp_add(qp);
+	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
+		check_placement(qp);
 	if (rc != 0)
 		return rc;
 	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
