@@ -99,7 +99,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	dpv_spinlock_init(&qp->lock);
 	dpv_spinlock_init(&qp->svc_lock);
 	qp->service = dpv_config()->progress == DPV_PROGRESS_SERVICE;
-	dpv_cycles_on = dpv_config()->cycle_stats != 0;
+	__atomic_store_n(&dpv_cycles_on, dpv_config()->cycle_stats != 0, __ATOMIC_RELAXED);
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;

@@ -73,7 +73,7 @@ static void qp_dict(struct rte_tel_data *d, struct dpv_qp *qp)
 	rte_tel_data_add_dict_u64(d, "rq_posted", LOAD(qp->rq.head) - LOAD(qp->rq.tail));
 	rte_tel_data_add_dict_u64(d, "recv_posted", LOAD(qp->rx_wrs));
 	rte_tel_data_add_dict_u64(d, "recv_completed", LOAD(qp->rx_completed));
-	if (dpv_cycles_on) {
+	if (dpv_cycles()) {
 		rte_tel_data_add_dict_u64(d, "cycles_validate", LOAD(qp->cyc[DPV_CYC_VALIDATE]));
 		rte_tel_data_add_dict_u64(d, "cycles_build", LOAD(qp->cyc[DPV_CYC_BUILD]));
 		rte_tel_data_add_dict_u64(d, "cycles_burst", LOAD(qp->cyc[DPV_CYC_BURST]));

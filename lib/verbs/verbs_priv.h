@@ -269,9 +269,14 @@ struct dpv_rq {
 enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
 extern bool dpv_cycles_on;
 
+static inline bool dpv_cycles(void)
+{
+	return __atomic_load_n(&dpv_cycles_on, __ATOMIC_RELAXED);
+}
+
 static inline uint64_t dpv_cyc_start(void)
 {
-	return unlikely(dpv_cycles_on) ? rte_rdtsc() : 0;
+	return unlikely(dpv_cycles()) ? rte_rdtsc() : 0;
 }
 
 struct dpv_qp {
@@ -312,7 +317,7 @@ struct dpv_qp {
 
 static inline void dpv_cyc_add(struct dpv_qp *qp, int stage, uint64_t start)
 {
-	if (unlikely(dpv_cycles_on))
+	if (unlikely(dpv_cycles()))
 		qp->cyc[stage] += rte_rdtsc() - start;
 }
 
