@@ -212,37 +212,50 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Where an SGE points: into an MR, around one, into the dead MR, zero-based, or anywhere. */
+/* Where an SGE points: into an MR, exactly at or a few bytes across one of its ends, into the
+ * dead MR, zero-based, or anywhere in the arena with any lkey. */
 static void make_sge(struct fuzz_input *in, struct ibv_sge *s)
 {
 	uint8_t how = fuzz_u8(in);
 	uint32_t off = fuzz_u32(in) % ARENA_LEN;
+	uint32_t back = off % 2048;                       /* bytes before an MR's end */
+	int32_t over = (int32_t)(how >> 4 & 7) - 4;       /* -4 .. 3 bytes past it */
 
 	s->length = (how & 0x80) ? fuzz_u32(in) : fuzz_u16(in) % 4096;
 	switch (how & 7) {
-	case 0: case 1:                  /* inside MR A, maybe running past its end */
+	case 0:                          /* inside MR A, maybe running past its end */
 		s->addr = (uintptr_t)arena + MR_A_OFF + off % MR_A_LEN;
+		s->lkey = mr_a->lkey;
+		break;
+	case 1:                          /* ending at MR A's end, or a few bytes off it */
+		s->addr = (uintptr_t)arena + MR_A_OFF + MR_A_LEN - back;
+		s->length = back + over;
 		s->lkey = mr_a->lkey;
 		break;
 	case 2:                          /* MR B by its zero-based iova */
 		s->addr = off % (MR_B_LEN + 64);
 		s->lkey = mr_b->lkey;
 		break;
-	case 3:                          /* MR B by its virtual address: outside its iova range */
-		s->addr = (uintptr_t)arena + MR_B_OFF + off % MR_B_LEN;
+	case 3:                          /* ending at MR B's iova end, or a few bytes off it */
+		s->addr = MR_B_LEN - back;
+		s->length = back + over;
 		s->lkey = mr_b->lkey;
 		break;
 	case 4:                          /* the freed MR's lkey */
 		s->addr = (uintptr_t)arena + DEAD_OFF + off % DEAD_LEN;
 		s->lkey = dead_lkey;
 		break;
-	case 5:                          /* anywhere in the arena, a real lkey */
-		s->addr = (uintptr_t)arena + off;
-		s->lkey = (how & 8) ? mr_b->lkey : mr_a->lkey;
+	case 5:                          /* starting a few bytes before MR A */
+		s->addr = (uintptr_t)arena + MR_A_OFF - (how >> 4 & 3);
+		s->lkey = mr_a->lkey;
 		break;
-	default:                         /* anywhere in the arena, any lkey */
+	case 6:                          /* anywhere in the arena, any lkey */
 		s->addr = (uintptr_t)arena + off;
 		s->lkey = fuzz_u32(in);
+		break;
+	default:                         /* anywhere in the arena (MR B by address), a real lkey */
+		s->addr = (uintptr_t)arena + (fuzz_u32(in) % ARENA_LEN);
+		s->lkey = (how & 8) ? mr_b->lkey : mr_a->lkey;
 		break;
 	}
 }

@@ -56,6 +56,10 @@ def post_send_seeds():
         'tso_inline': u8(0) + wr(tso=True, flags=SEND_FLAGS['inline'], sges=[sge(0, 0, 200)],
                                  inline=bytes(range(200)), mss=64),
         'mr_end_overrun': u8(0) + wr(sges=[sge(0, MR_A_LEN - 50, 100)]),
+        'mr_end_exact': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x41, 100, 0)]),    # the last 100 bytes of A
+        'mr_end_plus_one': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x51, 100, 0)]),
+        'zero_based_end_exact': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x43, 200, 0)]),
+        'mr_start_minus_one': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x15, 0, 40)]),
         'zero_based_overrun': u8(0) + wr(sges=[sge(2, 40 * 1024, 200)]),
         'dead_lkey': u8(0) + wr(sges=[sge(4, 0, 100)]),
         'random_lkey': u8(0) + wr(sges=[sge(6, 65 * 1024, 100, 0x12345)]),
