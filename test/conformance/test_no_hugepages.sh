@@ -8,6 +8,8 @@ set -u
 prog=$1
 fail=0
 [ "$(id -u)" = 0 ] || { echo "needs root (unshare -m)"; exit 77; }
+unshare -m --propagation private sh -c 'mount -t tmpfs dpv-probe /sys/kernel/mm/hugepages' ||
+	{ echo "cannot mount in a private mount namespace here"; exit 77; }
 for case in none none_free; do
 	out=$(unshare -m --propagation private sh -c '
 		set -e
