@@ -4,6 +4,7 @@
  * - WRs posted before and while the link is down: the port stops taking frames (as a NIC's
  *   queue stalls); moving the QP to ERR flushes every WR it still holds, so each signaled WR
  *   completes exactly once, in order, and nothing hangs; the kernel counts no frame meanwhile;
+ * - a zero-copy WR waiting for the port keeps its MR busy (EBUSY) until the flush;
  * - IBV_EVENT_PORT_ACTIVE when the link is back, and after RESET -> INIT -> RTR -> RTS the
  *   QP's frames reach the kernel again.
  * The tap's name carries the pid; the port (and so the interface) goes at ibv_close_device. */
@@ -17,6 +18,7 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t frame[128];
+static uint8_t big[1000];          /* above tx_copy_max: sent from the MR, not copied */
 
 static int ip_link(const char *state)
 {
@@ -136,6 +138,7 @@ int main(void)
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_port_attr pa;
+	struct ibv_mr *held_mr = NULL;
 	long before;
 	int want;
 
@@ -171,6 +174,19 @@ int main(void)
 	CHECK_EQ(pa.state, IBV_PORT_DOWN);
 	before = kernel_rx();
 	post_some(164, 32);
+	{
+		struct ibv_mr *big_mr = ibv_reg_mr(pd, big, sizeof(big), 0);
+		struct ibv_sge sge = { (uintptr_t)big, sizeof(big), big_mr ? big_mr->lkey : 0 };
+		struct ibv_send_wr wr = { .wr_id = 196, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_send_wr *bad;
+
+		memcpy(big, frame, 14);
+		CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
+		/* the frame waiting for the port points into the MR */
+		CHECK_EQ(ibv_dereg_mr(big_mr), EBUSY);
+		held_mr = big_mr;
+	}
 	for (int i = 0; i < 1000; i++) {                /* what can complete, completes */
 		struct ibv_wc wc;
 
@@ -178,7 +194,8 @@ int main(void)
 			break;
 	}
 	CHECK_EQ(test_qp_to(qp, IBV_QPS_ERR), 0);
-	reap_flushed(100, 96);
+	reap_flushed(100, 97);
+	CHECK_EQ(ibv_dereg_mr(held_mr), 0);            /* flushed: nothing points into it */
 	usleep(100000);
 	CHECK_EQ(kernel_rx(), before);                 /* nothing got through the down link */
 
