@@ -17,7 +17,17 @@ struct start_result {
 	bool got_list;
 	int err;                     /* errno after ibv_get_device_list */
 	char out[8192];              /* what it printed on stderr */
+	bool dir_left;               /* its runtime directory (dpverbs' own prefix) is still there */
 };
+
+/* As root, DPDK's runtime directories are under /var/run/dpdk. */
+static bool runtime_dir_left(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/var/run/dpdk/dpv-%d", (int)pid);
+	return getuid() == 0 && access(path, F_OK) == 0;
+}
 
 /* In a child with DPV_EAL_ARGS=@args: ibv_get_device_list. With @hold_fd >= 0, on success
  * write a byte to it and wait until the parent closes @wait_fd (holding the EAL). */
@@ -76,6 +86,7 @@ static void collect(pid_t pid, int res[2], int err[2], struct start_result *out)
 	close(err[0]);
 	waitpid(pid, &status, 0);
 	out->exited = out->exited && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	out->dir_left = runtime_dir_left(pid);
 	out->got_list = r[0];
 	out->err = r[1];
 	if (!out->exited)
@@ -105,6 +116,7 @@ static void failures_in_children(void)
 	CHECK(r.exited && !r.got_list && r.err != 0, "missing vdev: errno %d", r.err);
 	CHECK(strstr(r.out, "net_nosuchdriver0") != NULL, "message: %s", r.out);
 	CHECK(strstr(r.out, "DPV_EAL_ARGS") != NULL, "message: %s", r.out);
+	CHECK(!r.dir_left, "the failed start left its runtime directory");
 
 	start_in_child("--vdev=net_null0 --huge-dir=/nonexistent/hugepages", &r);
 	CHECK(r.exited && (r.got_list || r.err != 0), "huge-dir: errno %d", r.err);
@@ -114,6 +126,7 @@ static void failures_in_children(void)
 	start_in_child("--vdev=net_null0 -m 1073741824", &r);     /* 1 PiB */
 	CHECK(r.exited && !r.got_list && r.err != 0, "-m 1 PiB: errno %d", r.err);
 	CHECK(strstr(r.out, "DPV_EAL_ARGS") != NULL, "message: %s", r.out);
+	CHECK(!r.dir_left, "the failed start left its runtime directory");
 
 	/* a second primary process on the prefix of a running one */
 	snprintf(dir, sizeof(dir), "dpvt-eal-%d", (int)getpid());

@@ -11,4 +11,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
 TMPDIR=$work "$exe" -max_total_time="${DPV_FUZZ_SECONDS:-60}" -timeout=30 -rss_limit_mb=4096 \
-	-print_final_stats=1 -artifact_prefix="$(dirname "$exe")/" "$work/corpus" "$seeds"
+	-print_final_stats=1 -artifact_prefix="$(dirname "$exe")/" "$work/corpus" "$seeds" &
+pid=$!
+wait $pid
+rc=$?
+# a harness that aborted on a finding had no exit handler to remove DPDK's runtime directory
+rm -rf "/var/run/dpdk/dpv-$pid"
+exit $rc
