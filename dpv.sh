@@ -6,8 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BUILD=${DPV_BUILD_DIR:-build}
 
+# clang and libclang-rt-14-dev: the sanitized build is clang's, for libFuzzer (-fsanitize=fuzzer
+# is in libclang-rt-14-dev on Debian 12); libtsan2: gcc's ThreadSanitizer runtime.
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
-          libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox"
+          libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox clang
+          libclang-rt-14-dev libtsan2"
 
 install_missing() {
 	local missing=()
@@ -60,15 +63,34 @@ hugepages() {
 	fi
 }
 
-# The same suites again in a build with AddressSanitizer and UBSan (DPV_SANITIZE=0 skips it).
+# The same suites again in a build with AddressSanitizer and UBSan (DPV_SANITIZE=0 skips it),
+# compiled by clang so that the fuzz suite fuzzes with libFuzzer there (doc/reliability.md).
 sanitized() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] || return 0
+	# a build-asan that an older dpv.sh set up with gcc is set up again with clang
+	if [ -f "$BUILD-asan/build.ninja" ] &&
+		! grep -q "host machine: clang" "$BUILD-asan/meson-logs/meson-log.txt" 2>/dev/null; then
+		rm -rf "$BUILD-asan"
+	fi
 	[ -f "$BUILD-asan/build.ninja" ] ||
-		quiet meson setup "$BUILD-asan" --buildtype=debug -Db_sanitize=address,undefined \
-			-Db_lundef=false
+		CC=clang quiet meson setup "$BUILD-asan" --buildtype=debug \
+			-Db_sanitize=address,undefined -Db_lundef=false
 	quiet meson compile -C "$BUILD-asan"
 	LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=halt_on_error=1 \
 		meson test -C "$BUILD-asan" --print-errorlogs --no-suite bench "$@"
+}
+
+# The tests with threads again under ThreadSanitizer (only their programs are built there).
+TSAN_TESTS="concurrency completions service"
+tsan() {
+	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
+	[ -f "$BUILD-tsan/build.ninja" ] ||
+		quiet meson setup "$BUILD-tsan" --buildtype=debug -Db_sanitize=thread -Db_lundef=false
+	# shellcheck disable=SC2086
+	quiet ninja -C "$BUILD-tsan" $(printf 'test/test_%s ' $TSAN_TESTS)
+	# shellcheck disable=SC2086
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/test/tsan.supp" \
+		meson test -C "$BUILD-tsan" --no-rebuild --print-errorlogs $TSAN_TESTS
 }
 
 # meson's own logs, counted: one line "N passed, N failed" (skipped ones said apart).
@@ -102,10 +124,12 @@ run)
 	;;
 test)
 	rc=0
-	rm -f "$BUILD-asan/meson-logs/testlog.json"
+	rm -f "$BUILD-asan/meson-logs/testlog.json" "$BUILD-tsan/meson-logs/testlog.json"
 	meson test -C "$BUILD" --print-errorlogs --no-suite bench "$@" || rc=$?
 	sanitized "$@" || rc=$?
-	summary "$BUILD/meson-logs/testlog.json" "$BUILD-asan/meson-logs/testlog.json"
+	tsan "$@" || rc=$?
+	summary "$BUILD/meson-logs/testlog.json" "$BUILD-asan/meson-logs/testlog.json" \
+		"$BUILD-tsan/meson-logs/testlog.json"
 	exit $rc
 	;;
 *)

@@ -155,6 +155,23 @@ static void remove_runtime_dir(void)
 	rmdir(runtime_dir);
 }
 
+/* A start that failed after the EAL made its runtime directory (a vdev of no driver, too
+ * little memory...) leaves it behind, with the telemetry socket in it: remove it when it is
+ * the one of dpverbs' own prefix. */
+static void remove_failed_runtime_dir(void)
+{
+	const char *dir = rte_eal_get_runtime_dir(), *base;
+	char own[64];
+
+	snprintf(own, sizeof(own), "dpv-%d", (int)getpid());
+	base = dir != NULL ? strrchr(dir, '/') : NULL;
+	if (base == NULL || strcmp(base + 1, own) != 0)
+		return;
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s", dir);
+	remove_runtime_dir();
+	runtime_dir[0] = '\0';
+}
+
 static void eal_stop_at_exit(void)
 {
 	pthread_mutex_lock(&eal_lock);
@@ -195,6 +212,8 @@ static int eal_start_locked(struct eal_args *a)
 		ENGINE_LOG(ERR, "DPDK did not start with EAL arguments '%s': %s (the EAL's message "
 			   "above names the argument; set DPV_EAL_ARGS or the dpv_init() arguments)",
 			   args_used, strerror(-rc));
+		if (own_prefix)
+			remove_failed_runtime_dir();
 		return rc;
 	}
 	if (own_prefix)

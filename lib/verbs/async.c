@@ -8,6 +8,11 @@
 
 #include "verbs_priv.h"
 
+/* Contexts that port events go to. Its own lock, not the device lock: a driver's event thread
+ * takes it while ibv_close_device, holding the device lock, waits for that thread. */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static TAILQ_HEAD(, dpv_context) open_contexts = TAILQ_HEAD_INITIALIZER(open_contexts);
+
 int dpv_async_init(struct dpv_context *ctx)
 {
 	int fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
@@ -17,12 +22,19 @@ int dpv_async_init(struct dpv_context *ctx)
 	ctx->vctx.context.async_fd = fd;
 	pthread_mutex_init(&ctx->async_lock, NULL);
 	STAILQ_INIT(&ctx->async_events);
+	pthread_mutex_lock(&open_lock);
+	TAILQ_INSERT_TAIL(&open_contexts, ctx, open_next);
+	pthread_mutex_unlock(&open_lock);
 	return 0;
 }
 
 void dpv_async_fini(struct dpv_context *ctx)
 {
 	struct dpv_async_event *e;
+
+	pthread_mutex_lock(&open_lock);
+	TAILQ_REMOVE(&open_contexts, ctx, open_next);
+	pthread_mutex_unlock(&open_lock);
 
 	while ((e = STAILQ_FIRST(&ctx->async_events)) != NULL) {
 		STAILQ_REMOVE_HEAD(&ctx->async_events, next);
@@ -47,6 +59,19 @@ void dpv_async_event_post(struct dpv_context *ctx, const struct ibv_async_event 
 	pthread_mutex_unlock(&ctx->async_lock);
 	if (write(ctx->vctx.context.async_fd, &one, sizeof(one)) != sizeof(one))
 		VERBS_LOG(ERR, "async event fd: %s", strerror(errno));
+}
+
+void dpv_port_link_event(struct dpv_port *port, bool up)
+{
+	struct ibv_async_event ev = { .event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
+				      .element.port_num = 1 };
+	struct dpv_context *ctx;
+
+	pthread_mutex_lock(&open_lock);
+	TAILQ_FOREACH(ctx, &open_contexts, open_next)
+		if (ctx->dev->port == port)
+			dpv_async_event_post(ctx, &ev);
+	pthread_mutex_unlock(&open_lock);
 }
 
 /* As rdma-core: 0, or -1 with errno (EAGAIN on a non-blocking async_fd with no event). */

@@ -190,6 +190,7 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return dpv_fail_ptr(-ENOMEM);
+	ctx->dev = d;                       /* before dpv_async_init makes it visible to events */
 	pthread_mutex_lock(&dev_lock);
 	rc = device_start(d);
 	if (rc == 0)
@@ -205,7 +206,6 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		free(ctx);
 		return dpv_fail_ptr(rc);
 	}
-	ctx->dev = d;
 	pthread_mutex_init(&ctx->lock, NULL);
 	dpv_context_ops_init(&ctx->vctx);
 	ctx->vctx.context.device = device;

@@ -120,6 +120,10 @@ struct dpv_driver_ops {
 /* Called by a driver once all buffers of the frame built for @wqe are released. */
 void dpv_tx_released(struct dpv_wqe *wqe);
 
+/* Called by a driver, from any thread, when the link of @port went down or came up: every
+ * context open on its device gets IBV_EVENT_PORT_ERR or IBV_EVENT_PORT_ACTIVE. */
+void dpv_port_link_event(struct dpv_port *port, bool up);
+
 struct dpv_driver {
 	TAILQ_ENTRY(dpv_driver) next;
 	const struct dpv_driver_ops *ops;

@@ -53,20 +53,45 @@ void dpv_device_flows_init(struct dpv_device *dev)
 	dpv_spinlock_init(&dev->rx_lock);
 }
 
+/* The size a spec of @type must have at least (its struct in verbs.h); 0: not supported. */
+static size_t spec_size(enum ibv_flow_spec_type type)
+{
+	switch (type) {
+	case IBV_FLOW_SPEC_ETH: return sizeof(struct ibv_flow_spec_eth);
+	case IBV_FLOW_SPEC_IPV4: return sizeof(struct ibv_flow_spec_ipv4);
+	case IBV_FLOW_SPEC_IPV4_EXT: return sizeof(struct ibv_flow_spec_ipv4_ext);
+	case IBV_FLOW_SPEC_IPV6: return sizeof(struct ibv_flow_spec_ipv6);
+	case IBV_FLOW_SPEC_TCP: case IBV_FLOW_SPEC_UDP: return sizeof(struct ibv_flow_spec_tcp_udp);
+	default: return 0;
+	}
+}
+
+/* attr->size bounds the specs (ibv_create_flow(3): the attribute and its specs): a spec that
+ * claims more, or fewer bytes than its type has, is EINVAL; nothing past attr->size is read. */
 static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 {
 	const uint8_t *p = (const uint8_t *)(attr + 1);
+	size_t left;
 
 	memset(m, 0, sizeof(*m));
+	if (attr->size < sizeof(*attr))
+		return -EINVAL;
+	left = attr->size - sizeof(*attr);
 	for (int i = 0; i < attr->num_of_specs; i++) {
 		/* specs follow each other at 4-byte offsets: copy one out, aligned */
 		struct ibv_flow_spec copy;
 		const struct ibv_flow_spec *spec = &copy;
 		struct { enum ibv_flow_spec_type type; uint16_t size; } hdr;
 
+		if (left < sizeof(hdr))
+			return -EINVAL;
 		memcpy(&hdr, p, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(copy))
-			return hdr.size > sizeof(copy) ? -EOPNOTSUPP : -EINVAL;
+		if (hdr.size < sizeof(hdr) || hdr.size > left)
+			return -EINVAL;
+		if (spec_size(hdr.type) == 0 || hdr.size > sizeof(copy))
+			return -EOPNOTSUPP;
+		if (hdr.size < spec_size(hdr.type))
+			return -EINVAL;
 		memcpy(&copy, p, hdr.size);
 		switch (spec->hdr.type) {
 		case IBV_FLOW_SPEC_ETH:
@@ -133,6 +158,7 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 			return -EOPNOTSUPP;
 		}
 		p += hdr.size;
+		left -= hdr.size;
 	}
 	return 0;
 }

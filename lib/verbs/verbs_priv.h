@@ -62,6 +62,7 @@ struct dpv_async_event {
 struct dpv_context {
 	struct verbs_context vctx;          /* ibv_context inside; handed to the application */
 	struct dpv_device *dev;
+	TAILQ_ENTRY(dpv_context) open_next; /* every open context (port events) */
 	pthread_mutex_t lock;
 	int nb_pd, nb_cq, nb_qp, nb_channel, nb_td;
 	/* asynchronous events, readable through context.async_fd (an eventfd) */

@@ -187,6 +187,43 @@ static void errors_and_flags(struct ibv_qp *tx)
 	CHECK_EQ(ibv_destroy_qp(q), 0);
 }
 
+/* Specs are bounded by attr.size and by their type's size (fuzz_flow_spec found reads past
+ * attr.size and a short spec matched on bytes nobody wrote). */
+static void spec_sizes(void)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_recv_wr = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *q = ibv_create_qp(pd, &ia);
+	struct flow_eth f = {
+		.attr = { .size = sizeof(f), .num_of_specs = 1, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(struct ibv_flow_spec_eth) },
+	};
+	struct ibv_flow *fl;
+
+	CHECK(q != NULL);
+	f.attr.size = sizeof(f.attr);                      /* no room for the spec it counts */
+	errno = 0;
+	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EINVAL, "errno %d", errno);
+	f.attr.size = sizeof(f);
+	f.eth.size = 12;                                   /* shorter than an ETH spec */
+	errno = 0;
+	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EINVAL, "errno %d", errno);
+	f.eth.size = sizeof(f.eth) + 4;                    /* runs past attr.size */
+	errno = 0;
+	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EINVAL, "errno %d", errno);
+	f.eth.type = IBV_FLOW_SPEC_VXLAN_TUNNEL;           /* well formed, not supported */
+	f.eth.size = sizeof(struct ibv_flow_spec_tunnel);
+	errno = 0;
+	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EOPNOTSUPP, "errno %d", errno);
+	f.eth.type = IBV_FLOW_SPEC_ETH;
+	f.eth.size = sizeof(f.eth);
+	fl = ibv_create_flow(q, &f.attr);
+	CHECK(fl != NULL, "%s", strerror(errno));
+	if (fl != NULL)
+		CHECK_EQ(ibv_destroy_flow(fl), 0);
+	CHECK_EQ(ibv_destroy_qp(q), 0);
+}
+
 /* perftest raw_ethernet_bw's steering (ETH + IPV4_EXT + UDP) and an IPv6 rule pick the right
  * QPs among frames that differ only in one field; multicast groups; no WQE: a drop. */
 static void five_tuples_ipv6_mcast(struct ibv_qp *tx)
@@ -400,6 +437,7 @@ int main(void)
 	      test_qp_to(tx, IBV_QPS_RTS) == 0);
 	steering_and_bytes(tx);
 	errors_and_flags(tx);
+	spec_sizes();
 	five_tuples_ipv6_mcast(tx);
 	drops_counted(tx);
 	receive_channel(tx);

@@ -14,6 +14,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_malloc.h>
+#include <rte_alarm.h>
 #include "dpv_lock.h"
 
 #include "ethdev_priv.h"
@@ -136,6 +137,47 @@ static uint16_t clamp_desc(unsigned int want, const struct rte_eth_desc_lim *lim
 	return n;
 }
 
+/* Link changes become verbs port events. net_tap 22.11 updates its link from netlink without
+ * raising RTE_ETH_EVENT_INTR_LSC, and many PMDs have no such interrupt, so the link of every
+ * started port is read every LINK_POLL_US from DPDK's interrupt thread (an EAL alarm). */
+#define LINK_POLL_US 100000
+
+/* The __atomic accesses to link_up and link_polls order this thread's reads of the port
+ * after link_watch_start and before link_watch_stop returns, in a way ThreadSanitizer sees
+ * (the EAL's alarm list is locked with an rte_spinlock, which it does not). */
+static void link_watch(void *arg)
+{
+	struct dpv_port *p = arg;
+	bool was_up = __atomic_load_n(&p->link_up, __ATOMIC_ACQUIRE);
+	struct rte_eth_link l;
+
+	if (rte_eth_link_get_nowait(p->port_id, &l) == 0 &&
+	    (l.link_status == RTE_ETH_LINK_UP) != was_up) {
+		__atomic_store_n(&p->link_up, !was_up, __ATOMIC_RELEASE);
+		PMD_LOG(NOTICE, "port %s: link %s", p->name, was_up ? "down" : "up");
+		dpv_port_link_event(p, !was_up);
+	}
+	__atomic_fetch_add(&p->link_polls, 1, __ATOMIC_RELEASE);
+	rte_eal_alarm_set(LINK_POLL_US, link_watch, p);
+}
+
+static void link_watch_start(struct dpv_port *p)
+{
+	struct rte_eth_link l;
+
+	__atomic_store_n(&p->link_up, rte_eth_link_get_nowait(p->port_id, &l) == 0 &&
+			 l.link_status == RTE_ETH_LINK_UP, __ATOMIC_RELEASE);
+	if (rte_eal_alarm_set(LINK_POLL_US, link_watch, p) != 0)
+		PMD_LOG(WARNING, "port %s: link changes will not be reported as events", p->name);
+}
+
+/* Waits for a link_watch that runs now; it takes no lock the caller may hold. */
+static void link_watch_stop(struct dpv_port *p)
+{
+	rte_eal_alarm_cancel(link_watch, p);
+	(void)__atomic_load_n(&p->link_polls, __ATOMIC_ACQUIRE);
+}
+
 static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *info)
 {
 	const struct dpv_config *cfg = dpv_config();
@@ -237,6 +279,7 @@ static int eth_port_start(struct dpv_port *p)
 	}
 	port_tx_mode(p, &info);
 	p->started = true;
+	link_watch_start(p);
 	return 0;
 }
 
@@ -246,6 +289,7 @@ static void eth_port_stop(struct dpv_port *p)
 
 	if (!p->started)
 		return;
+	link_watch_stop(p);
 	rc = rte_eth_dev_stop(p->port_id);
 	if (rc != 0)
 		PMD_LOG(WARNING, "port %s did not stop: %s", p->name, rte_strerror(-rc));

@@ -81,6 +81,8 @@ struct dpv_port {
 	uint16_t port_id;
 	bool present;              /* probed and not removed */
 	bool started;
+	bool link_up;              /* as link_watch last read it (__atomic) */
+	uint64_t link_polls;       /* link_watch runs (__atomic) */
 	char name[RTE_ETH_NAME_MAX_LEN];
 	char devargs[512];         /* to probe the port again after ports_close */
 	uint16_t nb_txq, nb_rxq;

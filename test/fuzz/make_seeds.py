@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of test/fuzz/ (run from anywhere; the files are committed): inputs
+that decode, in each harness, to the cases a fuzzer would take long to find by itself."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def u8(v): return struct.pack('<B', v & 0xff)
+def u16(v): return struct.pack('<H', v & 0xffff)
+def u32(v): return struct.pack('<I', v & 0xffffffff)
+
+
+# --- fuzz_post_send: see make_wr() and make_sge() for the decoding --------------------------
+MR_A_LEN = 32 * 1024 + 123
+SEND_FLAGS = {'fence': 1, 'signaled': 2, 'solicited': 4, 'inline': 8, 'ip_csum': 16}
+
+
+def sge(how=0, off=0, length=0, lkey=None):
+    b = u8(how) + u32(off) + (u32(length) if how & 0x80 else u16(length))
+    if how & 7 in (6, 7):
+        b += u32(lkey or 0)
+    return b
+
+
+def wr(tso=None, v6=False, nxt=0x80, flags=0, sges=(), inline=None, mss=1400, opcode=None):
+    kind = (0x01 if tso else 0) | (0x02 if v6 else 0)
+    if opcode is not None:
+        kind |= 0xc0
+    b = u8(kind) + u8(nxt)
+    if opcode is not None:
+        b += u8(opcode)
+    b += u8(flags) + u8(len(sges))
+    for k in range(6):
+        b += sges[k] if k < len(sges) else sge()
+    if flags & SEND_FLAGS['inline']:
+        b += (inline or b'').ljust(512, b'\0')
+    if tso:
+        b += u8(0) + u8(0) + u16(mss - 1)   # no mutation; mss = 1 + u16 % 1500
+    return b
+
+
+def post_send_seeds():
+    eth = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5])
+    return {
+        'send_one': u8(0) + wr(sges=[sge(0, 2048, 100)]),
+        'send_udp_csum': u8(0) + wr(flags=SEND_FLAGS['ip_csum'], sges=[sge(0, 0, 42), sge(0, 2048, 300)]),
+        'send_tcp6_csum': u8(0) + wr(flags=SEND_FLAGS['ip_csum'], sges=[sge(0, 1024, 1200)]),
+        'send_four_sges': u8(0) + wr(sges=[sge(0, 4096, 14), sge(0, 5000, 0), sge(2, 100, 500),
+                                           sge(0, 9000, 700)]),
+        'send_inline': u8(0) + wr(flags=SEND_FLAGS['inline'], sges=[sge(0, 0, 16), sge(0, 0, 60)],
+                                  inline=eth + bytes(range(100))),
+        'tso_v4': u8(0) + wr(tso=True, sges=[sge(0, 4096, 3000)]),
+        'tso_v6_two_sges': u8(0) + wr(tso=True, v6=True, sges=[sge(0, 100, 2000), sge(2, 0, 1500)], mss=536),
+        'tso_inline': u8(0) + wr(tso=True, flags=SEND_FLAGS['inline'], sges=[sge(0, 0, 200)],
+                                 inline=bytes(range(200)), mss=64),
+        'mr_end_overrun': u8(0) + wr(sges=[sge(0, MR_A_LEN - 50, 100)]),
+        'mr_end_exact': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x41, 100, 0)]),    # the last 100 bytes of A
+        'mr_end_plus_one': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x51, 100, 0)]),
+        'zero_based_end_exact': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x43, 200, 0)]),
+        'mr_start_minus_one': u8(0) + wr(sges=[sge(0, 2048, 60), sge(0x15, 0, 40)]),
+        'zero_based_overrun': u8(0) + wr(sges=[sge(2, 40 * 1024, 200)]),
+        'dead_lkey': u8(0) + wr(sges=[sge(4, 0, 100)]),
+        'random_lkey': u8(0) + wr(sges=[sge(6, 65 * 1024, 100, 0x12345)]),
+        'chain_bad_middle': u8(2) + wr(sges=[sge(0, 2048, 100)]) + wr(sges=[sge(4, 0, 100)])
+                            + wr(sges=[sge(0, 2048, 100)]),
+        'chain_cycle': u8(1) + wr(nxt=0x30, sges=[sge(0, 2048, 64)]) + wr(nxt=0x30, sges=[sge(0, 3000, 64)]),
+        'chain_eight': u8(7) + b''.join(wr(tso=(i % 3 == 0), sges=[sge(0, 2048 + 100 * i, 60 + i)])
+                                        for i in range(8)),
+        'bad_opcode': u8(0) + wr(opcode=0x7f, sges=[sge(0, 2048, 100)]),
+    }
+
+
+# --- fuzz_flow_spec: see make_specs() and LLVMFuzzerTestOneInput() ---------------------------
+def flow(specs, frame, ftype=0, flags=0):
+    """Well-formed specs (mode 2: num_of_specs = their count); shape picks type and flags."""
+    body = b''.join(u8(k) + data for k, data in specs)
+    shape = ftype | (4 if flags else 0)
+    return u8(shape) + u8(2) + u8(len(specs)) + body + u16(0) + frame
+
+
+def flow_seeds():
+    mac = bytes([2, 0, 0, 0, 0, 0xaa])
+    udp4 = (mac + bytes([2, 0, 0, 0, 0, 1, 8, 0, 0x45, 0, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0,
+                         10, 0, 0, 1, 10, 0, 0, 2, 0x30, 0x39, 0x13, 0x88, 0, 26, 0, 0]) + bytes(18))
+    tcp6 = (mac + bytes([2, 0, 0, 0, 0, 1, 0x86, 0xdd, 0x60, 0, 0, 0, 0, 20, 6, 64]) +
+            bytes(15) + b'\1' + bytes(15) + b'\2' + bytes([0x30, 0x39, 0, 80]) + bytes(8) +
+            bytes([0x50, 2, 0xff, 0xff, 0, 0, 0, 0]))
+    eth_val = mac + bytes(6) + u16(0) + u16(0)
+    eth_mask = b'\xff' * 6 + bytes(6) + u16(0) + u16(0)
+    eth = eth_val + eth_mask                                     # struct ibv_flow_spec_eth: 8 + 32
+    ip4 = u32(0x0100000a) + u32(0x0200000a)
+    ip4_ext = ip4 + bytes([17, 0, 0, 0]) + b'\xff' * 8 + bytes([0xff, 0, 0, 0])   # val, mask
+    tcp_udp = u16(0x8813) + u16(0) + u16(0xffff) + u16(0)       # dst port 5000 (network order)
+    ip6 = (bytes(15) + b'\1' + bytes(15) + b'\2' + u32(0) + bytes([6, 0, 0]) + bytes(1) +
+           b'\xff' * 32 + u32(0) + bytes([0xff, 0, 0]) + bytes(1))
+    return {
+        'eth_dmac': flow([(0, eth)], udp4),
+        'ipv4': flow([(0, eth), (1, ip4 + b'\xff' * 8)], udp4),
+        'ipv4_ext_udp': flow([(0, eth), (2, ip4_ext), (5, tcp_udp)], udp4),
+        'ipv6_tcp': flow([(3, ip6), (4, tcp_udp)], tcp6),
+        'sniffer': flow([], udp4, ftype=3),
+        'all_default': flow([], tcp6, ftype=1),
+        'dont_trap': flow([(0, eth)], udp4, flags=1),
+        'short_spec': flow([(0x80, u8(12) + eth)], udp4),
+    }
+
+
+# --- fuzz_hdr_parse: frames ------------------------------------------------------------------
+def hdr_seeds():
+    l2 = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1])
+    ip4 = bytes([0x45, 0, 0, 40, 0x12, 0x34, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2])
+    ip4_opts = bytes([0x46, 0, 0, 44, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 1, 1, 1, 0])
+    tcp = bytes([0x30, 0x39, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0])
+    tcp_opts = bytes([0x30, 0x39, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x80, 0x99, 0xff, 0xff, 0, 0, 0, 0]) + \
+        bytes([2, 4, 5, 0xb4, 1, 1, 4, 2]) + bytes([1] * 4)
+    udp = bytes([0x30, 0x39, 0, 53, 0, 8, 0, 0])
+    ip6 = bytes([0x60, 0, 0, 0, 0, 20, 6, 64]) + bytes(15) + b'\1' + bytes(15) + b'\2'
+    ip6_hbh = bytes([0x60, 0, 0, 0, 0, 28, 0, 64]) + bytes(15) + b'\1' + bytes(15) + b'\2' + \
+        bytes([6, 0, 1, 4, 0, 0, 0, 0])
+    ip6_frag = bytes([0x60, 0, 0, 0, 0, 28, 44, 64]) + bytes(32) + bytes([6, 0, 0, 1, 0, 0, 0, 1])
+    vlan = bytes([0x81, 0, 0, 5])
+    qinq = bytes([0x88, 0xa8, 0, 6, 0x81, 0, 0, 5])
+    return {
+        'ipv4_tcp': l2 + b'\x08\x00' + ip4 + tcp,
+        'ipv4_opts_tcp_opts': l2 + b'\x08\x00' + ip4_opts + tcp_opts,
+        'ipv4_udp': l2 + b'\x08\x00' + ip4[:9] + b'\x11' + ip4[10:] + udp,
+        'ipv4_fragment': l2 + b'\x08\x00' + ip4[:6] + b'\x20\x00' + ip4[8:] + tcp,
+        'vlan_ipv6_tcp': l2 + vlan + b'\x86\xdd' + ip6 + tcp,
+        'qinq_ipv6_hbh_tcp': l2 + qinq + b'\x86\xdd' + ip6_hbh + tcp,
+        'ipv6_fragment': l2 + b'\x86\xdd' + ip6_frag + tcp,
+        'not_ip': l2 + b'\x88\xb5' + bytes(50),
+        'short': l2[:10],
+    }
+
+
+def main():
+    for name, seeds in (('post_send', post_send_seeds()), ('flow_spec', flow_seeds()),
+                        ('hdr_parse', hdr_seeds())):
+        d = os.path.join(HERE, 'corpus', name)
+        os.makedirs(d, exist_ok=True)
+        for seed, data in seeds.items():
+            with open(os.path.join(d, seed), 'wb') as f:
+                f.write(data)
+
+
+if __name__ == '__main__':
+    main()
