@@ -10,7 +10,7 @@ BUILD=${DPV_BUILD_DIR:-build}
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
           libpcap-dev tshark binutils python3-scapy dpdk-dev"
 # the VM test (test/vm): QEMU, and what builds the guest's initramfs from Debian's kernel
-[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 cpio kmod"
+[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 cpio kmod ethtool"
 
 install_missing() {
 	local missing=()

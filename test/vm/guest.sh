@@ -26,9 +26,8 @@ setup() {
 		modprobe -d "$dpv_mods" -S "$dpv_kver" vfio_iommu_type1 || return 1
 	# lspci looks for the modules of the running kernel (not installed here) and says so
 	dpdk-devbind.py -b vfio-pci "$dpv_bdf" 2>&1 | grep -v libkmod
-	dpdk-devbind.py -s 2>&1 | sed -n '/Network devices using DPDK/,/^$/p'
 	[ -e /sys/bus/pci/drivers/vfio-pci/"$dpv_bdf" ] || return 1
-	echo "guest: $dpv_bdf is in IOMMU group $(basename "$(readlink /sys/bus/pci/devices/$dpv_bdf/iommu_group)"): $(ls /dev/vfio | tr '\n' ' ')"
+	echo "guest: $dpv_bdf bound to vfio-pci, in IOMMU group $(basename "$(readlink /sys/bus/pci/devices/$dpv_bdf/iommu_group)"): $(ls /dev/vfio | tr '\n' ' ')"
 	mkdir -p /dev/hugepages
 	dpdk-hugepages.py -p 2M --setup 512M || return 1
 	grep -E 'HugePages_(Total|Free)' /proc/meminfo

@@ -20,8 +20,9 @@ wire=$here/../wire
 command -v qemu-system-x86_64 > /dev/null ||
 	{ echo "SKIP: no qemu-system-x86_64 (apt-get install qemu-system-x86)"; exit 77; }
 [ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
-for t in depmod cpio dpkg-deb; do
-	command -v $t > /dev/null || { echo "FAIL: $t is missing (apt-get install kmod cpio)"; exit 1; }
+for t in depmod cpio dpkg-deb ethtool tc tshark; do
+	command -v $t > /dev/null ||
+		{ echo "FAIL: $t is missing (apt-get install kmod cpio ethtool iproute2 tshark)"; exit 1; }
 done
 
 cache=$build/vm
@@ -119,7 +120,7 @@ network() {
 	ip -n "$ns" tuntap add dev "$tap" mode tap vnet_hdr || return 1
 	ip -n "$ns" link add "$va" type veth peer name "$vb" || return 1
 	# no offloads where the frames leave: the kernel segments and checksums them in software
-	ip netns exec "$ns" ethtool -K "$va" tx off tso off gso off sg off > /dev/null 2>&1
+	ip netns exec "$ns" ethtool -K "$va" tx off tso off gso off sg off > /dev/null || return 1
 	for i in lo "$tap" "$va" "$vb"; do ip -n "$ns" link set "$i" up; done
 	# a veth drops frames longer than its peer's MTU + 18; the guest sends longer ones (QinQ,
 	# and the 9000-byte segments of TSO WRs whose mss exceeds the MTU, as a NIC would)
