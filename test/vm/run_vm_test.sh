@@ -168,14 +168,15 @@ await() {
 capture_step() {
 	local name=$1 d=$dir/$1 own last size i
 	mkdir -p "$d"
-	await "$d/ready" 300 || { echo "FAIL: $name never opened its device"; return 1; }
+	# tshark starts slowly on a busy host: start it while the guest starts its program, which
+	# waits 20 s at most for "go" once it has said "ready"
 	own=$(ip netns exec "$ns" cat /sys/class/net/"$vb"/address)
 	ip netns exec "$ns" tshark -i "$vb" -p -B 64 -f "not ether src $own" -w "$d/wire.pcap" \
 		> "$d/tshark.out" 2>&1 &
 	tpid=$!
 	ip netns exec "$ns" tshark -i "$tap" -p -B 64 -w "$d/tap.pcap" > "$d/tshark_tap.out" 2>&1 &
 	tpid2=$!
-	# the program waits 20 s at most for "go"
+	await "$d/ready" 300 || { echo "FAIL: $name never opened its device"; return 1; }
 	for i in $(seq 300); do
 		grep -q "Capturing on" "$d/tshark.out" 2>/dev/null &&
 			grep -q "Capturing on" "$d/tshark_tap.out" 2>/dev/null && break
