@@ -2,6 +2,7 @@
 # dpverbs on a fresh Debian 12 machine: install what is missing, build, prepare hugepages, then
 #   ./dpv.sh run  [raw_txgen options]   the main job: frames through a RAW_PACKET QP to a pcap
 #   ./dpv.sh test [meson test options]  the test suite; ends with "N passed, N failed"
+#                                       (then the VM test, suite vm; DPV_VM=0 skips it)
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD=${DPV_BUILD_DIR:-build}
@@ -11,6 +12,8 @@ BUILD=${DPV_BUILD_DIR:-build}
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
           libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox clang
           libclang-rt-14-dev libtsan2"
+# the VM test (test/vm): QEMU, and what builds the guest's initramfs from Debian's kernel
+[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 cpio kmod ethtool"
 
 install_missing() {
 	local missing=()
@@ -93,6 +96,13 @@ tsan() {
 		meson test -C "$BUILD-tsan" --no-rebuild --print-errorlogs $TSAN_TESTS
 }
 
+# The VM test (doc/vfio.md): a guest whose virtio NIC is bound to vfio-pci runs the wire tests;
+# a few minutes, in build/ only. Its log is vm.json beside testlog.json.
+vm() {
+	[ "${DPV_VM:-1}" = 1 ] || return 0
+	meson test -C "$BUILD" --print-errorlogs --suite vm --logbase vm
+}
+
 # meson's own logs, counted: one line "N passed, N failed" (skipped ones said apart).
 summary() {
 	python3 - "$@" <<'PY'
@@ -124,12 +134,14 @@ run)
 	;;
 test)
 	rc=0
-	rm -f "$BUILD-asan/meson-logs/testlog.json" "$BUILD-tsan/meson-logs/testlog.json"
+	rm -f "$BUILD-asan/meson-logs/testlog.json" "$BUILD-tsan/meson-logs/testlog.json" \
+		"$BUILD/meson-logs/vm.json"
 	meson test -C "$BUILD" --print-errorlogs --no-suite bench "$@" || rc=$?
 	sanitized "$@" || rc=$?
 	tsan "$@" || rc=$?
+	[ $# -gt 0 ] || vm || rc=$?
 	summary "$BUILD/meson-logs/testlog.json" "$BUILD-asan/meson-logs/testlog.json" \
-		"$BUILD-tsan/meson-logs/testlog.json"
+		"$BUILD-tsan/meson-logs/testlog.json" "$BUILD/meson-logs/vm.json"
 	exit $rc
 	;;
 *)

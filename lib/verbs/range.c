@@ -55,8 +55,14 @@ static struct dpv_range *range_new(struct dpv_context *ctx, uintptr_t start, uin
 		return NULL;
 	}
 	if (range_map(ctx, r, true) != 0) {
-		VERBS_LOG(ERR, "cannot DMA-map [%#lx, %#lx) for %s: %s", (unsigned long)start,
-			  (unsigned long)end, ctx->dev->ibdev.name, rte_strerror(rte_errno));
+		/* VFIO's reason does not reach rte_errno: name the two usual ones */
+		VERBS_LOG(ERR, "cannot DMA-map [%#lx, %#lx) for %s through the IOMMU. Either the "
+			  "locked-memory limit is too small for the pages VFIO pins (fix: ulimit -l "
+			  "unlimited, or run as root), or, with IOVA as VA, the IOMMU cannot reach "
+			  "the address: one of 39 bits (many Intel VT-d units) cannot map memory "
+			  "above 512 GiB, where malloc and mmap place it (fix: an IOMMU of 48 bits, "
+			  "or MR memory below 512 GiB; doc/vfio.md)", (unsigned long)start,
+			  (unsigned long)end, ctx->dev->ibdev.name);
 		rte_extmem_unregister((void *)start, end - start);
 		free(r);
 		return NULL;

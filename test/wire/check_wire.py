@@ -6,7 +6,10 @@ Each expectation line is "raw <hex>": the frame must be exactly these bytes; or
 checksum fields are compared modulo the one's-complement equivalence of 0 and 0xFFFF for TCP
 and IPv4); or "tso <mss> <header hex> <payload hex>": the segments the TSO contract makes of
 them, built here by scapy; or "ip <hex>": these bytes with only the IPv4 header checksum
-computed (a fragment's L4 checksum stays as it was). Prints one line per failure and "N passed, N failed"."""
+computed (a fragment's L4 checksum stays as it was). Prints one line per failure and "N passed, N failed".
+
+check_wire.py --same A.pcap B.pcap: the frames of two captures are the same, in order (checksum
+fields compared modulo 0/0xFFFF, as above)."""
 import sys
 
 from scapy.all import IP, IPv6, TCP, UDP, Ether, Raw, rdpcap
@@ -77,7 +80,33 @@ def same_modulo_ffff(a, b):
     return not diff
 
 
+def report(i, want, got):
+    diff = next((k for k in range(min(len(want), len(got))) if want[k] != got[k]),
+                min(len(want), len(got)))
+    lo = max(0, diff - 16)
+    print(f"FAIL: frame {i} ({len(got)} bytes, {len(want)} expected) differs at byte {diff}:"
+          f" expected ..{want[lo:diff + 16].hex()}.. got ..{got[lo:diff + 16].hex()}..")
+
+
+def same(a_file, b_file):
+    a = [bytes(p) for p in rdpcap(a_file)]
+    b = [bytes(p) for p in rdpcap(b_file)]
+    passed, failed = 0, 0 if len(a) == len(b) else 1
+    if failed:
+        print(f"FAIL: {len(a)} frames in {a_file}, {len(b)} in {b_file}")
+    for i, (got, want) in enumerate(zip(a, b)):
+        if same_modulo_ffff(got, want):
+            passed += 1
+        else:
+            failed += 1
+            report(i, want, got)
+    print(f"same frames: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def main():
+    if sys.argv[1] == "--same":
+        return same(sys.argv[2], sys.argv[3])
     frames = [bytes(p) for p in rdpcap(sys.argv[1])]
     expected = []
     for line in open(sys.argv[2]):
@@ -102,11 +131,7 @@ def main():
             passed += 1
         else:
             failed += 1
-            diff = next((k for k in range(min(len(want), len(got))) if want[k] != got[k]),
-                        min(len(want), len(got)))
-            lo = max(0, diff - 16)
-            print(f"FAIL: frame {i} ({len(got)} bytes, {len(want)} expected) differs at byte {diff}:"
-                  f" expected ..{want[lo:diff + 16].hex()}.. got ..{got[lo:diff + 16].hex()}..")
+            report(i, want, got)
     print(f"wire: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

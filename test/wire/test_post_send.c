@@ -284,6 +284,20 @@ static void ip_csum(void)
 	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
 	expect_frame("csum", f6, 102);
 
+	/* TCP behind an IPv6 hop-by-hop header: the pseudo-header's protocol is TCP's, not the
+	 * IPv6 header's next header (DPDK's tx_prepare gets this wrong, so not in the port) */
+	memcpy(f6, tcp6, 54);
+	f6[19] = 68;                                      /* payload: 8 + 20 + 40 */
+	f6[20] = 0;                                       /* next header: hop-by-hop */
+	memcpy(f6 + 54, "\x06\x00\x01\x04\x00\x00\x00\x00", 8);   /* next TCP, PadN */
+	memcpy(f6 + 62, tcp6 + 54, 20);
+	for (int i = 82; i < 122; i++)
+		f6[i] = (uint8_t)(i * 7);
+	s[0] = (struct ibv_sge){ (uintptr_t)f6, 122, mr->lkey };
+	CHECK_EQ(post1(qp, 76, s, 1, IBV_SEND_IP_CSUM | IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(poll1().status, IBV_WC_SUCCESS);
+	expect_frame("csum", f6, 122);
+
 	/* ARP passes unchanged; an IPv4 fragment gets its header checksum, its UDP one untouched */
 	memcpy(f4, "\xff\xff\xff\xff\xff\xff\x02\x00\x00\x00\x00\x01\x08\x06"
 		   "\x00\x01\x08\x00\x06\x04\x00\x01\x02\x00\x00\x00\x00\x01\x0a\x00\x00\x01"

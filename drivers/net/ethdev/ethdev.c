@@ -239,6 +239,9 @@ static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info
 	/* net_tap 22.11 sums the L4 checksum segment by segment and goes wrong after a segment
 	 * of odd length */
 	p->odd_segs_csum = !p->is_tap;
+	/* a virtio device segments as the Linux kernel does (GSO on the host), IPv4 header
+	 * checksums included, though it offers no IPv4 checksum offload */
+	p->tso_ip_csum = strcmp(info->driver_name, "net_virtio") == 0;
 	/* net_tap refuses, without a word, frames longer than MTU + Ethernet + VLAN + CRC */
 	p->max_tx_frame = p->is_tap ? p->mtu + RTE_ETHER_HDR_LEN + 4 + RTE_ETHER_CRC_LEN :
 				      UINT32_MAX;

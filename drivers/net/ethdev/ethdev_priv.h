@@ -96,6 +96,8 @@ struct dpv_port {
 	uint32_t mtu;
 	bool is_tap;               /* rte_gso inside: IPv4 only, CWR on every segment */
 	bool odd_segs_csum;        /* its L4 checksum is right over odd-length mbuf segments */
+	bool tso_ip_csum;          /* its TSO writes the segments' IPv4 header checksums even
+				    * without IPV4_CKSUM (virtio: the host segments) */
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	int policy;                /* enum dpv_offload_policy */
 	uint32_t sw_forced;        /* enum dpv_offload: always in software (dpv_set_offload_software) */

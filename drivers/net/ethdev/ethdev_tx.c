@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
@@ -248,6 +249,15 @@ static bool segments_even(const struct rte_mbuf *m)
 	return true;
 }
 
+/* IPv6 with extension headers. rte_eth_tx_prepare (rte_net_intel_cksum_prepare, and virtio's)
+ * seeds the TCP/UDP checksum with a pseudo-header whose protocol is the IPv6 header's next
+ * header, which is the first extension header's type here: the port would send a wrong
+ * checksum, so these frames' L4 checksums and TSO stay in software. */
+static bool ipv6_ext(const struct dpv_hdr_info *info)
+{
+	return info->l3 == DPV_L3_IPV6 && info->l3_len != sizeof(struct rte_ipv6_hdr);
+}
+
 /* Which checksums of this frame the port computes; the rest are computed here. */
 static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct dpv_hdr_info *info)
 {
@@ -259,7 +269,7 @@ static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct d
 	uint32_t forced = __atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED);
 	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
 		     !(forced & DPV_OFFLOAD_IPV4_CKSUM);
-	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) &&
+	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) && !ipv6_ext(info) &&
 		     !(forced & (tcp ? DPV_OFFLOAD_TCP_CKSUM : DPV_OFFLOAD_UDP_CKSUM)) &&
 		     (p->odd_segs_csum || segments_even(m));
 
@@ -297,11 +307,12 @@ static bool tso_in_hw(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 {
 	const struct dpv_port *p = txq->port;
 	uint64_t need = RTE_ETH_TX_OFFLOAD_TCP_TSO | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
-			(info->l3 == DPV_L3_IPV4 ? RTE_ETH_TX_OFFLOAD_IPV4_CKSUM : 0);
+			(info->l3 == DPV_L3_IPV4 && !p->tso_ip_csum ?
+			 RTE_ETH_TX_OFFLOAD_IPV4_CKSUM : 0);
 	const uint8_t *tcp = (const uint8_t *)wr->tso_hdr + info->l2_len + info->l3_len;
 
 	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || (p->tx_offloads & need) != need ||
-	    payload <= wr->mss ||
+	    payload <= wr->mss || ipv6_ext(info) ||
 	    (__atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED) & DPV_OFFLOAD_TCP_TSO))
 		return false;
 	if ((uint32_t)wr->mss + info->l3_len + info->l4_len > p->mtu ||
@@ -355,8 +366,10 @@ static int tso_hw_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 		m->l4_len = info->l4_len;
 		m->tso_segsz = wr->mss;
 		m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM |
-			       (info->l3 == DPV_L3_IPV4 ? RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM :
-							   RTE_MBUF_F_TX_IPV6);
+			       (info->l3 == DPV_L3_IPV4 ? RTE_MBUF_F_TX_IPV4 : RTE_MBUF_F_TX_IPV6) |
+			       (info->l3 == DPV_L3_IPV4 &&
+				(txq->port->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) ?
+				RTE_MBUF_F_TX_IP_CKSUM : 0);
 		if (rte_eth_tx_prepare(txq->port->port_id, txq->q->qid, &m, 1) != 1)
 			rc = -E2BIG;
 	}
