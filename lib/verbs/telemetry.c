@@ -48,36 +48,37 @@ static const char *state_name(enum ibv_qp_state s)
 	return (unsigned int)s < RTE_DIM(names) ? names[s] : "unknown";
 }
 
+/* One QP, from the same snapshot dpv_query_qp_counters gives (taken under its locks). */
 static void qp_dict(struct rte_tel_data *d, struct dpv_qp *qp)
 {
-	struct dpv_sq *sq = &qp->sq;
-	uint32_t head = LOAD(sq->head), sent = LOAD(sq->sent), done = LOAD(sq->done);
+	struct dpv_qp_counters c;
 
+	dpv_query_qp_counters(&qp->ibqp, &c);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "qp_num", qp->ibqp.qp_num);
 	rte_tel_data_add_dict_string(d, "device", qp->ctx->dev->ibdev.name);
-	rte_tel_data_add_dict_string(d, "state", state_name(dpv_qp_state(qp)));
-	rte_tel_data_add_dict_string(d, "progress", qp->service ? "service" : "direct");
-	rte_tel_data_add_dict_int(d, "service_lcore", qp->svc_listed ?
-				  (int)qp->ctx->dev->svc_lcore : -1);
-	rte_tel_data_add_dict_u64(d, "sq_size", sq->max_wr);
-	rte_tel_data_add_dict_u64(d, "sq_queued", head - sent);        /* not yet at the port */
-	rte_tel_data_add_dict_u64(d, "sq_at_port", sent - done);       /* the port holds them */
-	rte_tel_data_add_dict_u64(d, "sq_outstanding", head - LOAD(sq->freed));
-	rte_tel_data_add_dict_u64(d, "posted", LOAD(qp->tx_wrs));
-	rte_tel_data_add_dict_u64(d, "posted_bytes", LOAD(qp->tx_bytes));
-	rte_tel_data_add_dict_u64(d, "completed", LOAD(qp->tx_completed));
-	rte_tel_data_add_dict_u64(d, "frames", LOAD(qp->tx_frames));
-	rte_tel_data_add_dict_u64(d, "errors", LOAD(qp->tx_errors));
-	rte_tel_data_add_dict_u64(d, "rq_size", qp->rq.max_wr);
-	rte_tel_data_add_dict_u64(d, "rq_posted", LOAD(qp->rq.head) - LOAD(qp->rq.tail));
-	rte_tel_data_add_dict_u64(d, "recv_posted", LOAD(qp->rx_wrs));
-	rte_tel_data_add_dict_u64(d, "recv_completed", LOAD(qp->rx_completed));
+	rte_tel_data_add_dict_string(d, "state", state_name(c.state));
+	rte_tel_data_add_dict_string(d, "progress",
+				     c.progress == DPV_PROGRESS_SERVICE ? "service" : "direct");
+	rte_tel_data_add_dict_int(d, "service_lcore", c.service_lcore);
+	rte_tel_data_add_dict_u64(d, "sq_size", c.sq_size);
+	rte_tel_data_add_dict_u64(d, "sq_queued", c.sq_unsent);         /* not yet at the port */
+	rte_tel_data_add_dict_u64(d, "sq_at_port", c.sq_in_flight);     /* the port holds them */
+	rte_tel_data_add_dict_u64(d, "sq_outstanding", c.sq_used);
+	rte_tel_data_add_dict_u64(d, "posted", c.tx_wrs);
+	rte_tel_data_add_dict_u64(d, "posted_bytes", c.tx_bytes);
+	rte_tel_data_add_dict_u64(d, "completed", c.tx_completed);
+	rte_tel_data_add_dict_u64(d, "frames", c.tx_frames);
+	rte_tel_data_add_dict_u64(d, "errors", c.tx_errors);
+	rte_tel_data_add_dict_u64(d, "rq_size", c.rq_size);
+	rte_tel_data_add_dict_u64(d, "rq_posted", c.rq_posted);
+	rte_tel_data_add_dict_u64(d, "recv_posted", c.rx_wrs);
+	rte_tel_data_add_dict_u64(d, "recv_completed", c.rx_completed);
 	if (dpv_cycles()) {
-		rte_tel_data_add_dict_u64(d, "cycles_validate", LOAD(qp->cyc[DPV_CYC_VALIDATE]));
-		rte_tel_data_add_dict_u64(d, "cycles_build", LOAD(qp->cyc[DPV_CYC_BUILD]));
-		rte_tel_data_add_dict_u64(d, "cycles_burst", LOAD(qp->cyc[DPV_CYC_BURST]));
-		rte_tel_data_add_dict_u64(d, "cycles_complete", LOAD(qp->cyc[DPV_CYC_COMPLETE]));
+		rte_tel_data_add_dict_u64(d, "cycles_validate", c.cycles_validate);
+		rte_tel_data_add_dict_u64(d, "cycles_build", c.cycles_build);
+		rte_tel_data_add_dict_u64(d, "cycles_burst", c.cycles_burst);
+		rte_tel_data_add_dict_u64(d, "cycles_complete", c.cycles_complete);
 	}
 }
 
