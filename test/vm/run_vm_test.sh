@@ -265,7 +265,8 @@ done
 await "$dir/guest.rc" 60
 echo "---- the guest: setup"
 cat "$dir/setup.log"
-[ "$(cat "$dir/guest.rc" 2>/dev/null)" = 0 ] || { echo "FAIL: guest setup"; cat "$dir/console.log"; rc=1; }
+grc=$(cat "$dir/guest.rc" 2>/dev/null)
+[ "$grc" = 0 ] || { echo "FAIL: guest setup (guest.rc: '${grc:-none}')"; cat "$dir/console.log"; rc=1; }
 [ $rc = 0 ] && check_step post_send "$build/test/test_post_send" || rc=1
 [ $rc = 0 ] && check_step tso "$build/test/test_tso" || rc=1
 # the TSO the port did (test_tso checks its counters) crossed the tap as unsegmented frames
