@@ -87,19 +87,18 @@ static void sq_defer(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv
 {
 	struct dpv_sq *sq = &qp->sq;
 	uint8_t *data = sq->desc_data + (size_t)(sq->post & sq->mask) * sq->data_stride;
+	struct dpv_tx_desc *d = &sq->desc[sq->post & sq->mask];
 	uint32_t off = 0;
 
-	w->nseg = twr->nseg;
-	w->tx_flags = twr->flags;
-	w->mss = twr->mss;
-	w->tso_hdr_len = twr->tso_hdr_len;
+	*d = (struct dpv_tx_desc){ .flags = twr->flags, .nseg = twr->nseg, .mss = twr->mss,
+				   .tso_hdr_len = twr->tso_hdr_len };
 	if (twr->flags & DPV_TX_INLINE) {
 		for (uint16_t i = 0; i < twr->nseg; i++) {
 			memcpy(data + off, seg[i].addr, seg[i].len);
 			off += seg[i].len;
 		}
 		seg[0] = (struct dpv_tx_seg){ data, off };
-		w->nseg = off ? 1 : 0;
+		d->nseg = off ? 1 : 0;
 	}
 	if (twr->flags & DPV_TX_TSO)
 		memcpy(data + off, wr->tso.hdr, twr->tso_hdr_len);

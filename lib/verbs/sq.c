@@ -39,10 +39,12 @@ void dpv_sq_fini(struct dpv_qp *qp)
 {
 	free(qp->sq.wqe);
 	free(qp->sq.mrs);
+	free(qp->sq.desc);
 	free(qp->sq.desc_seg);
 	free(qp->sq.desc_data);
 	qp->sq.wqe = NULL;
 	qp->sq.mrs = NULL;
+	qp->sq.desc = NULL;
 	qp->sq.desc_seg = NULL;
 	qp->sq.desc_data = NULL;
 }
@@ -52,12 +54,15 @@ int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
 	if (sq->desc_seg != NULL)
 		return 0;
 	sq->data_stride = RTE_ALIGN_CEIL(max_inline + max_hdr, RTE_CACHE_LINE_SIZE);
+	sq->desc = calloc(sq->size, sizeof(*sq->desc));
 	sq->desc_seg = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->desc_seg));
 	sq->desc_data = sq->data_stride ?
 			aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)sq->size * sq->data_stride) : NULL;
-	if (sq->desc_seg == NULL || (sq->data_stride && sq->desc_data == NULL)) {
+	if (sq->desc == NULL || sq->desc_seg == NULL || (sq->data_stride && sq->desc_data == NULL)) {
+		free(sq->desc);
 		free(sq->desc_seg);
 		free(sq->desc_data);
+		sq->desc = NULL;
 		sq->desc_seg = NULL;
 		sq->desc_data = NULL;
 		return -ENOMEM;
@@ -71,12 +76,13 @@ static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slo
 {
 	struct dpv_sq *sq = &qp->sq;
 	uint8_t *data = sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
+	const struct dpv_tx_desc *d = &sq->desc[slot & sq->mask];
 	struct dpv_tx_wr twr = {
-		.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge], .nseg = w->nseg,
-		.flags = w->tx_flags, .len = w->byte_len, .wqe = w, .mss = w->mss,
+		.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge], .nseg = d->nseg,
+		.flags = d->flags, .len = w->byte_len, .wqe = w, .mss = d->mss,
 		/* the header follows the inline data in the slot's copy */
-		.tso_hdr = data + (w->tx_flags & DPV_TX_INLINE ? w->byte_len : 0),
-		.tso_hdr_len = w->tso_hdr_len,
+		.tso_hdr = data + (d->flags & DPV_TX_INLINE ? w->byte_len : 0),
+		.tso_hdr_len = d->tso_hdr_len,
 	};
 	int rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
 

@@ -224,11 +224,16 @@ struct dpv_wqe {
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
 	uint8_t released;          /* set by dpv_tx_released */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
+	uint8_t deferred;          /* service mode: checked, built by the service lcore later */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
-	/* service mode: the frame is built by the service lcore from the slot's descriptor */
-	uint8_t deferred;          /* checked, not built yet */
+};
+
+/* Service mode: what the service lcore builds a WR's frame from, besides its slot's gather
+ * list and data copy. Kept out of struct dpv_wqe, whose ring the direct path walks (40 bytes
+ * a slot: 1024 of them fit in L1; measured 8 % slower at 56). */
+struct dpv_tx_desc {
+	uint32_t flags;            /* enum dpv_tx_flags */
 	uint16_t nseg, mss, tso_hdr_len;
-	uint32_t tx_flags;         /* enum dpv_tx_flags */
 };
 
 /* The cursors sit on cache lines of their writers' own: in service mode the posting thread
@@ -248,6 +253,7 @@ struct dpv_sq {
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
 	/* service mode: each slot's gather list (max_sge entries) and a copy of its inline data
 	 * and TSO header (data_stride bytes), the descriptor the service lcore builds from */
+	struct dpv_tx_desc *desc;
 	struct dpv_tx_seg *desc_seg;
 	uint8_t *desc_data;
 	uint32_t data_stride;
