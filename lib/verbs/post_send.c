@@ -106,6 +106,23 @@ static void sq_defer(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv
 	hold_mrs(w, nb_mr);
 }
 
+/* Direct mode: the driver builds the frame now. A frame the port cannot carry fails when the
+ * WR executes, as on hardware. */
+static int build_now(struct dpv_qp *qp, struct dpv_wqe *w, const struct dpv_tx_wr *twr,
+		     uint8_t nb_mr)
+{
+	int rc = qp->ctx->dev->ops->tx_build(qp->txq, twr, &w->frame);
+
+	if (rc == 0)
+		hold_mrs(w, nb_mr);
+	if (rc == -EMSGSIZE) {
+		w->status = IBV_WC_LOC_LEN_ERR;
+		w->frame = NULL;
+		rc = 0;
+	}
+	return rc;
+}
+
 static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
 	struct dpv_sq *sq = &qp->sq;
@@ -139,21 +156,12 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 				twr.tso_hdr_len = wr->tso.hdr_sz;
 				twr.mss = wr->tso.mss;
 			}
-			if (qp->service) {
+			if (qp->service)
 				sq_defer(qp, wr, w, seg, &twr, nb_mr);
-				goto posted;
-			}
-			rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
-			if (rc == 0)
-				hold_mrs(w, nb_mr);
-			if (rc == -EMSGSIZE) {        /* fails when it executes, as hardware */
-				w->status = IBV_WC_LOC_LEN_ERR;
-				w->frame = NULL;
-				rc = 0;
-			}
+			else
+				rc = build_now(qp, w, &twr, nb_mr);
 		}
 	}
-posted:
 	if (rc == 0) {
 		sq->post++;                       /* published with the list, by post_send */
 		qp->tx_wrs++;

@@ -108,17 +108,19 @@ static int tel_qp(const char *cmd __rte_unused, const char *params, struct rte_t
 	return rc;
 }
 
+/* One CQ, from dpv_query_cq_counters' snapshot and the completions it wrote. */
 static void cq_dict(struct rte_tel_data *d, struct dpv_cq *cq)
 {
-	uint32_t head = LOAD(cq->head), tail = LOAD(cq->tail);
+	struct dpv_cq_counters c;
 
+	dpv_query_cq_counters(&cq->ibcq, &c);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "id", cq->id);
-	rte_tel_data_add_dict_u64(d, "cqe", (uint64_t)cq->ibcq.cqe);
-	rte_tel_data_add_dict_u64(d, "entries", (tail + cq->size - head) % cq->size);
+	rte_tel_data_add_dict_u64(d, "cqe", c.size);
+	rte_tel_data_add_dict_u64(d, "entries", c.pending);
 	rte_tel_data_add_dict_u64(d, "completions", LOAD(cq->completions));
-	rte_tel_data_add_dict_u64(d, "qps", (uint64_t)LOAD(cq->nb_qp));
-	rte_tel_data_add_dict_int(d, "overrun", LOAD(cq->overrun));
+	rte_tel_data_add_dict_u64(d, "qps", c.nb_qp);
+	rte_tel_data_add_dict_int(d, "overrun", c.overrun);
 	rte_tel_data_add_dict_int(d, "channel", cq->ibcq.channel != NULL);
 }
 
