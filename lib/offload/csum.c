@@ -131,3 +131,17 @@ bool dpv_sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *info
 	sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
 }
+
+bool dpv_rx_csum_ok(const struct rte_mbuf *m)
+{
+	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+	uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	struct dpv_hdr_info info;
+
+	if (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD || l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return false;
+	if (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD && l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		return true;
+	dpv_hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
+	return dpv_sw_csum_check(m, &info);
+}

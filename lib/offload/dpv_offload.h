@@ -1,5 +1,6 @@
-/* Packet header parsing and the software offloads (IPv4/TCP/UDP checksums; TSO in a later
- * step), shared by every driver. Functions return 0 or a negative errno. */
+/* Packet header parsing, the software offloads (IPv4/TCP/UDP checksums, TSO segment headers)
+ * and the offload policy of a port, shared by every transport (dpv_tx.h builds frames with
+ * them). Verbs-free. Functions return 0 or a negative errno. */
 #ifndef DPV_OFFLOAD_H
 #define DPV_OFFLOAD_H
 
@@ -8,6 +9,24 @@
 #include <stdint.h>
 
 struct rte_mbuf;
+
+/* Who computes a port's checksums and segments (enum dpv_offload_policy of <dpverbs.h>), and
+ * which offloads always run in software (enum dpv_offload bits); read and written with
+ * __atomic (dpv_set_offload_policy and dpv_set_offload_software change them at run time). */
+struct dpv_offload_ctl {
+	int policy;
+	uint32_t sw_forced;
+};
+
+static inline int dpv_offload_policy_of(const struct dpv_offload_ctl *c)
+{
+	return __atomic_load_n(&c->policy, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t dpv_offload_forced(const struct dpv_offload_ctl *c)
+{
+	return __atomic_load_n(&c->sw_forced, __ATOMIC_RELAXED);
+}
 
 enum dpv_l3 { DPV_L3_NONE, DPV_L3_IPV4, DPV_L3_IPV6 };
 
@@ -45,6 +64,10 @@ uint16_t dpv_ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
  * TCP or UDP checksum over IPv4 or IPv6 (UDP 0 sent as 0xFFFF). Non-IP frames and
  * fragments' L4 are left as they are. */
 void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
+
+/* A received frame's IPv4 header and TCP/UDP checksums are right: the port's word when it
+ * gives one (RX checksum flags), else computed. */
+bool dpv_rx_csum_ok(const struct rte_mbuf *m);
 
 /* Are the IPv4 header checksum and the TCP/UDP checksum of a received IPv4 frame right?
  * (IP_CSUM_OK: false for anything but IPv4 TCP/UDP non-fragments.) */

@@ -9,6 +9,8 @@
 
 #include <rte_version.h>
 
+#include <rte_ethdev.h>
+
 #include "verbs_priv.h"
 
 RTE_LOG_REGISTER(dpv_logtype_verbs, lib.dpverbs.verbs, NOTICE);
@@ -50,6 +52,8 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "dpdk:%s", caps->name);
 	dpv_device_flows_init(d);
 	dpv_device_service_init(d);
+	dpv_spinlock_init(&d->txhs_lock);
+	TAILQ_INIT(&d->txhs);
 found:
 	d->index = index;
 	d->port = port;
@@ -170,8 +174,13 @@ static int device_start(struct dpv_device *d)
 		VERBS_LOG(ERR, "device %s: its DPDK port %s is gone", d->ibdev.name, d->caps.name);
 		return -ENODEV;
 	}
-	if (d->open_count == 0)
+	if (d->open_count == 0) {
 		rc = d->ops->port_start(d->port);
+		/* every start begins with the configured policy and nothing forced */
+		__atomic_store_n(&d->offload.policy, (int)dpv_config()->offload_policy,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&d->offload.sw_forced, 0, __ATOMIC_RELAXED);
+	}
 	if (rc == 0)
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
 	return rc;
@@ -191,6 +200,8 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (ctx == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	ctx->dev = d;                       /* before dpv_async_init makes it visible to events */
+	dpv_spinlock_init(&ctx->qps_lock);
+	TAILQ_INIT(&ctx->qps);
 	pthread_mutex_lock(&dev_lock);
 	rc = device_start(d);
 	if (rc == 0)
@@ -225,6 +236,7 @@ static void devices_release(void)
 	TAILQ_FOREACH(drv, dpv_drivers(), next)
 		drv->ops->ports_close();
 	dpv_ranges_release_all();
+	dpv_tx_pools_release();
 	dpv_pools_release();
 }
 
@@ -293,18 +305,46 @@ int dpv_devices_dma_map(void *va, uint64_t len, bool map)
 /* ---- queries ---- */
 
 /* Software backs every offload unless the policy forbids it; then only the port's count. */
-bool dpv_device_ip_csum(const struct dpv_port_caps *c)
+bool dpv_device_ip_csum(const struct dpv_device *d)
 {
-	return c->offload_policy != DPV_OFFLOAD_POLICY_HARDWARE ||
-	       (c->hw_offloads & (DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
-				  DPV_OFFLOAD_UDP_CKSUM));
+	return dpv_tx_ip_csum_allowed(&d->caps, &d->offload);
 }
 
-uint32_t dpv_device_max_tso(const struct dpv_port_caps *c)
+uint32_t dpv_device_max_tso(const struct dpv_device *d)
 {
-	if (c->offload_policy != DPV_OFFLOAD_POLICY_HARDWARE)
+	if (dpv_offload_policy_of(&d->offload) != DPV_OFFLOAD_POLICY_HARDWARE)
 		return DPV_MAX_TSO;
-	return c->hw_offloads & DPV_OFFLOAD_TCP_TSO ? c->max_tso : 0;
+	return d->caps.tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_TSO ? d->caps.max_tso : 0;
+}
+
+int dpv_device_txh_open(struct dpv_device *d, struct dpv_txh *h, void (*released)(void *))
+{
+	int rc = dpv_txh_open(h, d->ops, d->port, &d->caps, &d->offload, released);
+
+	if (rc != 0)
+		return rc;
+	dpv_spinlock_lock(&d->txhs_lock);
+	TAILQ_INSERT_TAIL(&d->txhs, h, next);
+	dpv_spinlock_unlock(&d->txhs_lock);
+	return 0;
+}
+
+void dpv_device_txh_close(struct dpv_device *d, struct dpv_txh *h)
+{
+	dpv_spinlock_lock(&d->txhs_lock);
+	TAILQ_REMOVE(&d->txhs, h, next);
+	dpv_tx_counters_add(&d->txhs_gone, &h->cnt);
+	dpv_spinlock_unlock(&d->txhs_lock);
+	dpv_txh_close(h);
+}
+
+/* The RTE_ETH_TX_OFFLOAD_* bits of a port as enum dpv_offload. */
+static uint32_t offloads_of(uint64_t capa)
+{
+	return (capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM ? DPV_OFFLOAD_IPV4_CKSUM : 0) |
+	       (capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM ? DPV_OFFLOAD_TCP_CKSUM : 0) |
+	       (capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM ? DPV_OFFLOAD_UDP_CKSUM : 0) |
+	       (capa & RTE_ETH_TX_OFFLOAD_TCP_TSO ? DPV_OFFLOAD_TCP_TSO : 0);
 }
 
 static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
@@ -321,7 +361,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = 65536;
 	a->max_qp_wr = (int)cfg->max_qp_wr;
-	a->device_cap_flags = dpv_device_ip_csum(caps) ? IBV_DEVICE_RAW_IP_CSUM : 0;
+	a->device_cap_flags = dpv_device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
 	a->max_sge = 30;
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
@@ -352,7 +392,7 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 		return EINVAL;
 	fill_device_attr(to_dctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
-	ex.tso_caps.max_tso = dpv_device_max_tso(&to_dctx(context)->dev->caps);
+	ex.tso_caps.max_tso = dpv_device_max_tso(to_dctx(context)->dev);
 	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
@@ -454,11 +494,12 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	snprintf(info->name, sizeof(info->name), "%s", c->name);
 	snprintf(info->driver, sizeof(info->driver), "%s", c->driver);
 	info->socket_id = c->socket_id;
-	info->port_offloads = c->hw_offloads;
-	info->policy = (enum dpv_offload_policy)c->offload_policy;
+	info->port_offloads = offloads_of(c->tx_offloads);
+	info->policy = (enum dpv_offload_policy)dpv_offload_policy_of(&ctx->dev->offload);
 	info->hw_offloads = info->policy == DPV_OFFLOAD_POLICY_SOFTWARE ? 0 :
-			    c->hw_offloads & ~c->sw_forced;
-	info->sw_offloads = info->policy == DPV_OFFLOAD_POLICY_HARDWARE ? c->sw_forced :
+			    info->port_offloads & ~dpv_offload_forced(&ctx->dev->offload);
+	info->sw_offloads = info->policy == DPV_OFFLOAD_POLICY_HARDWARE ?
+			    dpv_offload_forced(&ctx->dev->offload) :
 			    csum | DPV_OFFLOAD_TCP_TSO;
 	info->tx_done_cleanup = c->tx_done_cleanup;
 	info->zero_copy = c->zero_copy;
@@ -474,16 +515,30 @@ DPV_EXPORT int dpv_set_offload_policy(struct ibv_context *context,
 				      enum dpv_offload_policy policy)
 {
 	struct dpv_context *ctx = to_dctx(context);
-	int rc;
 
 	if (ctx == NULL || (unsigned int)policy > DPV_OFFLOAD_POLICY_HARDWARE)
 		return EINVAL;
-	pthread_mutex_lock(&dev_lock);
-	rc = -ctx->dev->ops->set_offload_policy(ctx->dev->port, policy);
-	if (rc == 0)
-		ctx->dev->caps.offload_policy = policy;
-	pthread_mutex_unlock(&dev_lock);
-	return rc;
+	__atomic_store_n(&ctx->dev->offload.policy, (int)policy, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Counters of live transmitters are read without their QPs' locks: a snapshot. */
+void dpv_device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
+{
+	struct dpv_tx_counters sum;
+	struct dpv_txh *h;
+
+	dpv_spinlock_lock(&d->txhs_lock);
+	sum = d->txhs_gone;
+	TAILQ_FOREACH(h, &d->txhs, next)
+		dpv_tx_counters_add(&sum, &h->cnt);
+	dpv_spinlock_unlock(&d->txhs_lock);
+	*st = (struct dpv_port_stats){
+		.tx_frames = sum.frames, .tx_bytes = sum.bytes, .tx_copied = sum.copied,
+		.tx_zero_copy = sum.zero_copy, .tso_hw = sum.tso_hw, .tso_sw = sum.tso_sw,
+		.tso_segments_sw = sum.tso_segments_sw, .csum_hw = sum.csum_hw,
+		.csum_sw = sum.csum_sw,
+	};
 }
 
 DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats)
@@ -492,7 +547,7 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 
 	if (ctx == NULL || stats == NULL)
 		return EINVAL;
-	ctx->dev->ops->port_stats(ctx->dev->port, stats);
+	dpv_device_port_stats(ctx->dev, stats);
 	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
 	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
 	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);

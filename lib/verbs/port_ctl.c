@@ -18,7 +18,9 @@ DPV_EXPORT int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xst
 		return EINVAL;
 	if (ctx->dev->ops->port_xstats == NULL)
 		return EOPNOTSUPP;
-	rc = ctx->dev->ops->port_xstats(ctx->dev->port, xstats, *n);
+	/* the driver's entries have the public struct's layout */
+	RTE_BUILD_BUG_ON(sizeof(struct dpv_xstat) != sizeof(struct dpv_port_xstat));
+	rc = ctx->dev->ops->port_xstats(ctx->dev->port, (struct dpv_port_xstat *)xstats, *n);
 	if (rc < 0)
 		return -rc;
 	*n = (unsigned int)rc;
@@ -30,16 +32,11 @@ DPV_EXPORT int dpv_set_offload_software(struct ibv_context *context, uint32_t of
 	struct dpv_context *ctx = to_dctx(context);
 	const uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
 			     DPV_OFFLOAD_UDP_CKSUM | DPV_OFFLOAD_TCP_TSO;
-	int rc;
 
 	if (ctx == NULL || (offloads & ~all))
 		return EINVAL;
-	if (ctx->dev->ops->set_offload_software == NULL)
-		return EOPNOTSUPP;
-	rc = ctx->dev->ops->set_offload_software(ctx->dev->port, offloads);
-	if (rc == 0)
-		__atomic_store_n(&ctx->dev->caps.sw_forced, offloads, __ATOMIC_RELAXED);
-	return -rc;
+	__atomic_store_n(&ctx->dev->offload.sw_forced, offloads, __ATOMIC_RELAXED);
+	return 0;
 }
 
 DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters *c)

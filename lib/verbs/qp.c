@@ -1,6 +1,7 @@
-/* Queue pairs: creation (capabilities checked and written back as verbs does), the state
- * machine of ibv_modify_qp, queries and destruction. RAW_PACKET QPs sit on a transmit queue
- * of their device's port; other QP types come with their transports. */
+/* Queue pairs, shared by every QP type: creation (capabilities checked and written back as
+ * verbs does), the state machine of ibv_modify_qp, queries and destruction. What a type means
+ * on the wire is its transport's (struct dpv_transport_ops, chosen here once by the type);
+ * the core calls the transport's ops and never branches on the type. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,17 @@ void dpv_qp_zombies_free(void)
 
 	pthread_mutex_lock(&zombies_lock);
 	while ((qp = TAILQ_FIRST(&zombies)) != NULL) {
-		TAILQ_REMOVE(&zombies, qp, scq_next);
+		TAILQ_REMOVE(&zombies, qp, ctx_next);
 		dpv_sq_fini(qp);
 		free(qp);
 	}
 	pthread_mutex_unlock(&zombies_lock);
 }
+
+/* The transport of each QP type. */
+static const struct dpv_transport_ops *const transports[] = {
+	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
+};
 
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
 			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \
@@ -47,13 +53,11 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 			    IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return -EOPNOTSUPP;
-	if (a->qp_type != IBV_QPT_RAW_PACKET)
+	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
 		return -EOPNOTSUPP;          /* UD, UC, RC, XRC: not yet (see doc/semantics.md) */
 	if (a->send_cq == NULL || a->recv_cq == NULL ||
 	    a->send_cq->context != &ctx->vctx.context || a->recv_cq->context != &ctx->vctx.context)
 		return -EINVAL;
-	if (a->srq != NULL)
-		return -EOPNOTSUPP;
 	if (a->cap.max_send_wr > cfg->max_qp_wr || a->cap.max_recv_wr > cfg->max_qp_wr ||
 	    a->cap.max_send_sge > MAX_SGE || a->cap.max_recv_sge > MAX_SGE ||
 	    a->cap.max_inline_data > cfg->max_inline_data)
@@ -72,9 +76,8 @@ static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
 		.max_inline_data = qp->cap.max_inline_data,
 		.max_tso_header = a->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER ?
 				  a->max_tso_header : dpv_config()->max_tso_header,
-		.max_tso = dpv_device_max_tso(&qp->ctx->dev->caps),
+		.max_tso = dpv_device_max_tso(qp->ctx->dev),
 		.max_frame = qp->ctx->dev->caps.max_frame,
-		.ip_csum = a->qp_type == IBV_QPT_RAW_PACKET,   /* IBV_DEVICE_RAW_IP_CSUM */
 	};
 }
 
@@ -120,6 +123,15 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp_limits(qp, a);
 	qp->scq = to_dcq(a->send_cq);
 	qp->rcq = to_dcq(a->recv_cq);
+	qp->ops = transports[a->qp_type];
+	qp->post_send = qp->ops->post_send;
+	rc = qp->ops->create(qp, a);
+	if (rc != 0) {
+		dpv_rq_fini(&qp->rq);
+		dpv_sq_fini(qp);
+		free(qp);
+		return dpv_fail_ptr(rc);
+	}
 	qp->ibqp = (struct ibv_qp){
 		.context = context, .qp_context = a->qp_context, .pd = a->pd,
 		.send_cq = a->send_cq, .recv_cq = a->recv_cq,
@@ -129,9 +141,10 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	dpv_cq_attach_qp(qp->scq, qp);
+	dpv_cq_attach_qp(qp->scq);
 	if (qp->rcq != qp->scq)
-		dpv_cq_attach_qp(qp->rcq, qp);
+		dpv_cq_attach_qp(qp->rcq);
+	dpv_context_qp_add(ctx, qp);
 	__atomic_fetch_add(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)
 		__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
@@ -140,6 +153,19 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	pthread_mutex_unlock(&ctx->lock);
 	dpv_telemetry_qp(qp, true);
 	return &qp->ibqp;
+}
+
+/* The context's post_send op (ibv_post_send is an inline call of it): the QP's transport. */
+int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	if (unlikely(wr == NULL || bad_wr == NULL)) {
+		if (bad_wr != NULL)
+			*bad_wr = NULL;
+		return EINVAL;
+	}
+	return -qp->post_send(qp, wr, bad_wr);
 }
 
 DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -173,14 +199,14 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	dpv_telemetry_qp(qp, false);
 	dpv_qp_mcast_detach_all(qp);
 	dpv_service_qp_del(qp);             /* the service lcore lets go of it */
+	dpv_context_qp_del(ctx, qp);        /* and progress */
 	dpv_qp_lock_ctl(qp);
-	drained = dpv_sq_reset(qp);
+	drained = qp->ops->reset(qp);
 	dpv_qp_unlock_ctl(qp);
 	dpv_cq_detach_qp(qp->scq, qp);
 	if (qp->rcq != qp->scq)
 		dpv_cq_detach_qp(qp->rcq, qp);
-	if (qp->txq != NULL)
-		ctx->dev->ops->txq_detach(qp->txq);
+	qp->ops->destroy(qp);
 	pd = to_dpd(ibqp->pd);
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)
@@ -195,7 +221,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		free(qp);
 	} else {
 		pthread_mutex_lock(&zombies_lock);
-		TAILQ_INSERT_TAIL(&zombies, qp, scq_next);
+		TAILQ_INSERT_TAIL(&zombies, qp, ctx_next);
 		pthread_mutex_unlock(&zombies_lock);
 	}
 	return 0;
@@ -219,34 +245,14 @@ static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
 	return 0;
 }
 
-/* Direct mode: the thread that posts is the one that touches the port's queue and pool; say
- * so when it runs on another NUMA socket than the port (service mode picks a local lcore). */
-static void check_placement(struct dpv_qp *qp)
-{
-	int port = qp->ctx->dev->caps.socket_id, me = dpv_socket_of_caller();
-
-	if (!qp->service && port >= 0 && me >= 0 && me != port)
-		VERBS_LOG(WARNING, "QP %#x: its port %s is on NUMA socket %d, this thread on socket "
-			  "%d (cross-socket traffic in direct mode): run the posting thread on an lcore "
-			  "of socket %d, or use service mode", qp->ibqp.qp_num,
-			  qp->ctx->dev->caps.name, port, me, port);
-}
-
 static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 {
-	struct dpv_device *d = qp->ctx->dev;
-	int rc = 0;
+	int rc = qp->ops->prepare_state(qp, next);
 
-	if (next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET && qp->txq == NULL)
-		rc = d->ops->txq_attach(d->port, &qp->txq);
-	if (rc == 0 && next == IBV_QPS_INIT && qp->service)
-		rc = dpv_service_qp_add(qp);
-	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
-		check_placement(qp);
 	if (rc != 0)
 		return rc;
 	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
-		dpv_sq_reset(qp);
+		qp->ops->reset(qp);
 		dpv_rq_reset(qp);
 		dpv_cq_clean(qp->scq, qp);
 		if (qp->rcq != qp->scq)
@@ -254,12 +260,23 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	}
 	dpv_qp_set_state(qp, next);
 	if (next == IBV_QPS_ERR) {
-		dpv_sq_flush(qp);
+		qp->ops->flush(qp);
 		dpv_rq_flush(qp);
+	} else if (next == IBV_QPS_RTS) {
+		qp->ops->progress(qp);   /* WRs queued in SQD go out now */
 	}
-	else if (next == IBV_QPS_RTS)
-		dpv_sq_progress(qp);     /* WRs queued in SQD go out now */
 	return 0;
+}
+
+void dpv_qp_fail(struct dpv_qp *qp)
+{
+	dpv_qp_set_state(qp, IBV_QPS_ERR);
+	if (qp->service)                 /* the SQ is the service lcore's */
+		dpv_spinlock_lock(&qp->svc_lock);
+	qp->ops->flush(qp);
+	if (qp->service)
+		dpv_spinlock_unlock(&qp->svc_lock);
+	dpv_rq_flush(qp);
 }
 
 DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)

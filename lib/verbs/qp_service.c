@@ -1,8 +1,8 @@
 /* Service mode: a port's service-mode QPs are driven by a service lcore of lib/engine. The
- * posting thread checks each WR and builds its frame, then publishes the SQ head (a release
- * store: the SQ ring is the per-QP single-producer ring the service consumes); the service
- * lcore hands [sent, head) to the port in bursts, reaps, writes completions, and polls the
- * port's receive queues. The poster and the service share no lock: the service takes only
+ * posting thread checks each WR and writes its descriptor, then publishes the SQ head (a
+ * release store: the SQ ring is the per-QP single-producer ring the service consumes); the
+ * service lcore runs each QP's transport progress (RAW: build, burst, reap, complete) and
+ * polls the port's receive queues. The poster and the service share no lock: the service takes only
  * the QP's svc_lock (try-lock: a QP being modified is skipped for a round). */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,13 +31,12 @@ static void port_service(void *arg)
 		struct dpv_qp *qp = dev->svc_qps[i];
 
 		if (dpv_spinlock_trylock(&qp->svc_lock)) {
-			dpv_sq_progress(qp);
+			qp->ops->progress(qp);
 			dpv_spinlock_unlock(&qp->svc_lock);
 		}
 	}
 	dpv_spinlock_unlock(&dev->svc_lock);
-	if (!TAILQ_EMPTY(&dev->flows))        /* a stale answer only delays a poll */
-		dpv_port_rx_poll(dev);
+	dpv_port_rx_poll(dev);
 }
 
 /* The array lock for a control path: the service lcore, which takes it again right after
@@ -128,7 +127,7 @@ DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)
 	struct dpv_qp *qp = to_dqp(ibqp);
 	int rc = 0;
 
-	if (qp == NULL || qp->type != IBV_QPT_RAW_PACKET ||
+	if (qp == NULL || !qp->ops->service ||
 	    (mode != DPV_PROGRESS_DIRECT && mode != DPV_PROGRESS_SERVICE))
 		return EINVAL;
 	dpv_qp_lock_ctl(qp);

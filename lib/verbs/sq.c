@@ -1,10 +1,10 @@
-/* The send queue of a QP: a ring of WQEs with four cursors.
+/* The send queue of a QP, shared by every transport: a ring of posted WRs with four cursors.
  *   freed <= done <= sent <= head
  * [freed, done): completed, slot held until the application polls the completion of the last
  *                signaled WR at or after it (then ibv_poll_cq moves freed);
- * [done, sent):  handed to the driver, waiting for it to release the WR's buffers;
- * [sent, head):  posted, frame built, not yet taken by the driver (port queue full, or the QP
- *                in SQD).
+ * [done, sent):  executed by the transport, waiting for it to release the WR (RAW: the port
+ *                gave back its buffers; RC: acknowledged);
+ * [sent, head):  posted, not yet executed (port queue full, or the QP in SQD).
  * Completions are written in order, so a CQE always follows the release of every earlier WR. */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,8 +13,6 @@
 #include <rte_cycles.h>
 
 #include "verbs_priv.h"
-
-#define BURST_MAX 64
 
 int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 {
@@ -70,32 +68,6 @@ int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
 	return 0;
 }
 
-/* Service lcore: build the frame of a WR the posting thread only checked. Returns false when
- * it must wait (no mbufs now); a WR that cannot be built fails as it executes. */
-static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slot)
-{
-	struct dpv_sq *sq = &qp->sq;
-	uint8_t *data = sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
-	const struct dpv_tx_desc *d = &sq->desc[slot & sq->mask];
-	struct dpv_tx_wr twr = {
-		.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge], .nseg = d->nseg,
-		.flags = d->flags, .len = w->byte_len, .wqe = w, .mss = d->mss,
-		/* the header follows the inline data in the slot's copy */
-		.tso_hdr = data + (d->flags & DPV_TX_INLINE ? w->byte_len : 0),
-		.tso_hdr_len = d->tso_hdr_len,
-	};
-	int rc = qp->ctx->dev->ops->tx_build(qp->txq, &twr, &w->frame);
-
-	if (rc == -ENOMEM || rc == -ENOBUFS)
-		return false;
-	w->deferred = 0;
-	if (rc != 0) {
-		w->frame = NULL;
-		w->status = rc == -EMSGSIZE ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_QP_OP_ERR;
-	}
-	return true;
-}
-
 /* The WR no longer uses its MRs: they may be deregistered. */
 void dpv_wqe_put_mrs(struct dpv_wqe *w)
 {
@@ -104,124 +76,46 @@ void dpv_wqe_put_mrs(struct dpv_wqe *w)
 	w->nb_mr = 0;
 }
 
-void dpv_tx_released(struct dpv_wqe *wqe)
+void dpv_wqe_release(void *wqe)
 {
-	dpv_wqe_put_mrs(wqe);
-	__atomic_store_n(&wqe->released, 1, __ATOMIC_RELEASE);
+	struct dpv_wqe *w = wqe;
+
+	dpv_wqe_put_mrs(w);
+	__atomic_store_n(&w->released, 1, __ATOMIC_RELEASE);
 }
 
-/* Hand [sent, head) to the driver in bursts until it stops taking frames, or up to a WR that
- * failed when it executed: that one completes in error and the QP goes to SQE. */
-static void sq_kick(struct dpv_qp *qp)
+/* The completions of [done, sent) up to the first WR not released, written under one CQ
+ * lock per batch. */
+void dpv_sq_complete(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
-	void *frames[BURST_MAX];
-	struct dpv_wqe *wqes[BURST_MAX];
-	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
-
-	while (sq->sent != head && dpv_qp_state(qp) == IBV_QPS_RTS) {
-		uint16_t n = 0, took;
-		struct dpv_wqe *w;
-		bool wait = false;
-
-		while (n < BURST_MAX && sq->sent + n != head) {
-			w = &sq->wqe[(sq->sent + n) & sq->mask];
-			if (w->deferred && !sq_build_deferred(qp, w, sq->sent + n)) {
-				wait = true;          /* no mbufs: the rest waits for the next round */
-				break;
-			}
-			if (w->frame == NULL)
-				break;
-			wqes[n] = w;
-			frames[n++] = w->frame;
-		}
-		uint64_t t0 = dpv_cyc_start();
-
-		took = n ? qp->ctx->dev->ops->tx_burst(qp->txq, frames, n) : 0;
-		dpv_cyc_add(qp, DPV_CYC_BURST, t0);
-		for (uint16_t i = 0; i < took; i++)
-			wqes[i]->frame = NULL;
-		sq->sent += took;
-		qp->tx_frames += took;
-		if (took < n || wait)
-			return;
-		if (n == 0) {
-			/* the WR at sent failed when it executed (no frame) */
-			w = &sq->wqe[sq->sent & sq->mask];
-			dpv_tx_released(w);
-			sq->sent++;
-			qp->tx_errors++;
-			dpv_qp_set_state(qp, IBV_QPS_SQE);
-		}
-	}
-}
-
-/* Every WR not yet handed to the driver completes with FLUSH_ERR. */
-static void sq_flush_unsent(struct dpv_qp *qp)
-{
-	struct dpv_sq *sq = &qp->sq;
-	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
-
-	for (; sq->sent != head; sq->sent++) {
-		struct dpv_wqe *w = &sq->wqe[sq->sent & sq->mask];
-
-		if (w->frame != NULL)
-			qp->ctx->dev->ops->tx_drop(w->frame);
-		w->frame = NULL;
-		w->deferred = 0;
-		w->status = IBV_WC_WR_FLUSH_ERR;
-		dpv_tx_released(w);
-	}
-}
-
-static void sq_complete(struct dpv_qp *qp)
-{
-	struct dpv_sq *sq = &qp->sq;
+	struct dpv_cqe cqe[32];
+	unsigned int n = 0;
 	uint64_t t0 = dpv_cyc_start();
 
 	while (sq->done != sq->sent) {
 		struct dpv_wqe *w = &sq->wqe[sq->done & sq->mask];
-		struct dpv_cqe cqe;
 
 		if (!__atomic_load_n(&w->released, __ATOMIC_ACQUIRE))
 			break;
 		if (w->signaled || w->status != IBV_WC_SUCCESS) {
-			cqe = (struct dpv_cqe){
-				.wc = { .wr_id = w->wr_id, .status = w->status, .opcode = w->opcode,
-					.byte_len = w->byte_len, .qp_num = qp->ibqp.qp_num },
-				.qp = qp, .sq_index = sq->done, .is_send = true,
-			};
-			dpv_cq_push(qp->scq, &cqe);
+			dpv_cqe_fill(&cqe[n], qp, w->wr_id, w->status, w->opcode, w->byte_len, 0);
+			cqe[n].sq_index = sq->done;
+			cqe[n++].is_send = true;
+			if (n == RTE_DIM(cqe)) {
+				dpv_cq_push_many(qp->scq, cqe, n);
+				n = 0;
+			}
 		}
 		sq->done++;
 		qp->tx_completed++;
 	}
+	if (n != 0)
+		dpv_cq_push_many(qp->scq, cqe, n);
 	dpv_cyc_add(qp, DPV_CYC_COMPLETE, t0);
 }
 
-void dpv_sq_progress(struct dpv_qp *qp)
-{
-	enum ibv_qp_state state = dpv_qp_state(qp);
-
-	if (state == IBV_QPS_RTS) {
-		sq_kick(qp);
-		state = dpv_qp_state(qp);
-	}
-	if (state == IBV_QPS_SQE || state == IBV_QPS_ERR)
-		sq_flush_unsent(qp);
-	if (qp->sq.done != qp->sq.sent && qp->txq != NULL)
-		qp->ctx->dev->ops->tx_reap(qp->txq);
-	sq_complete(qp);
-}
-
-void dpv_sq_flush(struct dpv_qp *qp)
-{
-	sq_flush_unsent(qp);
-	sq_complete(qp);
-}
-
-/* Wait (bounded) until the driver released every WR it was handed. */
-static bool sq_wait_driver(struct dpv_qp *qp)
+bool dpv_sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
 {
 	struct dpv_sq *sq = &qp->sq;
 
@@ -233,7 +127,7 @@ static bool sq_wait_driver(struct dpv_qp *qp)
 			i++;
 		if (i == sq->sent)
 			return true;
-		qp->ctx->dev->ops->tx_reap(qp->txq);
+		reap(qp);
 		rte_delay_us_sleep(100);
 	}
 	VERBS_LOG(WARNING, "QP %#x: the port still holds %u sent WRs after 1 s; their MRs stay "
@@ -241,16 +135,8 @@ static bool sq_wait_driver(struct dpv_qp *qp)
 	return false;
 }
 
-bool dpv_sq_reset(struct dpv_qp *qp)
+void dpv_sq_clear(struct dpv_sq *sq)
 {
-	struct dpv_sq *sq = &qp->sq;
-	bool drained;
-
-	sq_flush_unsent(qp);
-	drained = sq_wait_driver(qp);
-	if (drained) {
-		sq->post = sq->head = sq->sent = sq->done = 0;
-		__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
-	}
-	return drained;
+	sq->post = sq->head = sq->sent = sq->done = 0;
+	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
 }

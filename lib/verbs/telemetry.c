@@ -157,7 +157,7 @@ static void port_entry(struct dpv_device *dev, void *arg)
 
 	if (p == NULL)
 		return;
-	dev->ops->port_stats(dev->port, &s);
+	dpv_device_port_stats(dev, &s);
 	rte_tel_data_start_dict(p);
 	rte_tel_data_add_dict_string(p, "port", dev->caps.name);
 	rte_tel_data_add_dict_int(p, "socket", dev->caps.socket_id);

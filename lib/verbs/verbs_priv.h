@@ -18,6 +18,7 @@
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
+#include "dpv_tx.h"
 #include "dpverbs.h"
 #include "wr_check.h"
 
@@ -39,6 +40,11 @@ struct dpv_device {
 	struct dpv_port_caps caps;
 	int index;                 /* in the driver's port order */
 	int open_count;            /* contexts open on this device */
+	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
+	/* the transmitters of its QPs, for the port's counters */
+	dpv_spinlock_t txhs_lock;
+	TAILQ_HEAD(, dpv_txh) txhs;
+	struct dpv_tx_counters txhs_gone;  /* counters of closed transmitters */
 	/* receive steering: rules by priority, and the receive progress of the port */
 	pthread_rwlock_t flows_lock;
 	TAILQ_HEAD(, dpv_flow) flows;
@@ -65,6 +71,9 @@ struct dpv_context {
 	TAILQ_ENTRY(dpv_context) open_next; /* every open context (port events) */
 	pthread_mutex_t lock;
 	int nb_pd, nb_cq, nb_qp, nb_channel, nb_td;
+	/* its QPs: polling any CQ of the context progresses them all (progress.c) */
+	dpv_spinlock_t qps_lock;
+	TAILQ_HEAD(, dpv_qp) qps;
 	/* asynchronous events, readable through context.async_fd (an eventfd) */
 	pthread_mutex_t async_lock;
 	STAILQ_HEAD(, dpv_async_event) async_events;
@@ -85,8 +94,13 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d)
 int dpv_devices_scan(struct dpv_device ***list, int *n);
 void dpv_context_ops_init(struct verbs_context *vctx);
 /* What the device reports, given the port's offload policy. */
-bool dpv_device_ip_csum(const struct dpv_port_caps *caps);
-uint32_t dpv_device_max_tso(const struct dpv_port_caps *caps);
+bool dpv_device_ip_csum(const struct dpv_device *dev);
+uint32_t dpv_device_max_tso(const struct dpv_device *dev);
+/* Open a transmitter on @dev's port for a QP (counted in the port's statistics), close it. */
+int dpv_device_txh_open(struct dpv_device *dev, struct dpv_txh *h, void (*released)(void *));
+void dpv_device_txh_close(struct dpv_device *dev, struct dpv_txh *h);
+/* The port's transmit counters: every transmitter's, closed ones included. */
+void dpv_device_port_stats(struct dpv_device *dev, struct dpv_port_stats *st);
 int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
@@ -173,7 +187,7 @@ struct dpv_channel {
 	struct ibv_comp_channel ibch;
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpv_cq) fired;        /* CQs with an event not yet read */
-	TAILQ_HEAD(, dpv_cq) cqs;          /* every CQ on it: ibv_get_cq_event drives them */
+	TAILQ_HEAD(, dpv_cq) cqs;          /* every CQ on it */
 };
 
 struct dpv_cq {
@@ -187,10 +201,8 @@ struct dpv_cq {
 	bool fired;                /* on its channel's fired list */
 	TAILQ_ENTRY(dpv_cq) fired_next;
 	TAILQ_ENTRY(dpv_cq) channel_next;
-	pthread_mutex_t qps_lock;  /* the QPs that complete into it, progressed by polling */
-	TAILQ_HEAD(, dpv_qp) qps;
-	TAILQ_HEAD(, dpv_qp) rqps;         /* QPs receiving into it: polling drives their port */
-	int nb_qp;
+	pthread_mutex_t qps_lock;  /* nb_qp */
+	int nb_qp;                 /* QPs completing into it */
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	uint64_t completions;          /* CQEs written */
@@ -206,8 +218,11 @@ static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
 int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
-void dpv_cq_attach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
+void dpv_cq_attach_qp(struct dpv_cq *cq);
 void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
+/* One completion written in place: every field of @e (the CQE writer of sends and receives). */
+void dpv_cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
+		  enum ibv_wc_opcode opcode, uint32_t len, unsigned int flags);
 /* Drop every completion of @qp still in @cq. */
 void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
@@ -215,14 +230,16 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
 /* ---- queue pairs ---- */
 
+/* A posted send WR. It completes (in order) once its transport set released: RAW when no
+ * frame holds its memory any more, RC (later) when acknowledged. */
 struct dpv_wqe {
 	uint64_t wr_id;
-	void *frame;               /* built by the driver, not yet taken by it */
+	void *frame;               /* the transport's: RAW's built frame not yet sent */
 	uint32_t byte_len;
 	uint8_t opcode;            /* enum ibv_wc_opcode */
 	uint8_t signaled;
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
-	uint8_t released;          /* set by dpv_tx_released */
+	uint8_t released;          /* the transport is done with it (dpv_wqe_release) */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
 	uint8_t deferred;          /* service mode: checked, built by the service lcore later */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
@@ -234,6 +251,7 @@ struct dpv_wqe {
 struct dpv_tx_desc {
 	uint32_t flags;            /* enum dpv_tx_flags */
 	uint16_t nseg, mss, tso_hdr_len;
+	struct dpv_hdr_info tso_info;      /* the TSO header as the post-time check parsed it */
 };
 
 /* The cursors sit on cache lines of their writers' own: in service mode the posting thread
@@ -272,6 +290,36 @@ struct dpv_rq {
 	uint32_t head, tail;       /* tail: next to fill */
 };
 
+struct dpv_qp;
+
+/* A transport: what a QP type means on the wire, chosen once at ibv_create_qp. Every op
+ * runs with the QP's lock held unless it says otherwise; ops return 0 or a negative errno. */
+struct dpv_transport_ops {
+	const char *name;
+	/* Check the type's creation attributes and set qp->lim (the QP is not yet visible). */
+	int (*create)(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *attr);
+	/* Undo create and everything later transitions set up (QP lock not held). */
+	void (*destroy)(struct dpv_qp *qp);
+	/* Before the QP enters @next (control lock held): set up what that state needs. */
+	int (*prepare_state)(struct dpv_qp *qp, enum ibv_qp_state next);
+	/* Walk and post a list (QP lock taken inside: the fast path may avoid it). */
+	int (*post_send)(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+	/* Send-side progress: hand queued frames out, reap, complete. */
+	void (*progress)(struct dpv_qp *qp);
+	/* ERR: every WR not yet executed completes with FLUSH_ERR. */
+	void (*flush)(struct dpv_qp *qp);
+	/* RESET: forget every WR; false if buffers are still held (the SQ must then stay). */
+	bool (*reset)(struct dpv_qp *qp);
+	/* Frames received on a port, for the transport to take (no lock held); whether it wants
+	 * any now (a port nobody receives from is not polled: net_null makes frames). */
+	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n);
+	bool (*port_rx_wanted)(const struct dpv_device *dev);
+	/* Service mode: may this transport's QPs be progressed by a service lcore? */
+	bool service;
+};
+
+extern const struct dpv_transport_ops dpv_raw_transport;
+
 /* Stages whose TSC cycles a QP counts when the configuration has cycle_stats = 1. */
 enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
 extern bool dpv_cycles_on;
@@ -288,11 +336,13 @@ static inline uint64_t dpv_cyc_start(void)
 
 struct dpv_qp {
 	struct ibv_qp ibqp;
+	const struct dpv_transport_ops *ops;
+	/* the list poster: ops->post_send, or a faster one the transport picks for a state */
+	int (*post_send)(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 	struct dpv_context *ctx;
 	struct dpv_pd *pd;
 	struct dpv_cq *scq, *rcq;
-	TAILQ_ENTRY(dpv_qp) scq_next;
-	TAILQ_ENTRY(dpv_qp) rcq_next;
+	TAILQ_ENTRY(dpv_qp) ctx_next;      /* on its context's list (progress) */
 	struct dpv_rq rq;
 	int nb_flows;
 	enum ibv_qp_state state;
@@ -311,7 +361,7 @@ struct dpv_qp {
 	uint8_t port_num;
 	uint32_t qkey, sq_psn;
 	uint16_t pkey_index;
-	struct dpv_txq *txq;
+	struct dpv_txh *txh;       /* RAW: its transmitter */
 	struct dpv_sq sq;
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
 	uint64_t tx_frames __rte_cache_aligned;    /* the sending thread's (service lcore) */
@@ -402,14 +452,16 @@ void dpv_sq_fini(struct dpv_qp *qp);
  * @max_hdr); -ENOMEM. The SQ must be empty. */
 int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
 void dpv_wqe_put_mrs(struct dpv_wqe *w);
-/* Hand queued frames to the driver, reap, and write completions; QP lock held. */
-void dpv_sq_progress(struct dpv_qp *qp);
-/* Complete every WR not yet handed to the driver with FLUSH_ERR; QP lock held. */
-void dpv_sq_flush(struct dpv_qp *qp);
-/* Forget every WR (RESET): flush frames, wait for the driver to give back what it holds,
- * free slots, no completion; QP lock held. Returns false if the driver kept buffers (then the
- * SQ memory must not be freed). */
-bool dpv_sq_reset(struct dpv_qp *qp);
+/* The transport is done with @w (any thread): its MRs are let go, it may complete. */
+void dpv_wqe_release(void *w);
+/* Write the completions of [done, sent) in order, up to the first WR not yet released;
+ * QP lock held (service mode: its service lock). */
+void dpv_sq_complete(struct dpv_qp *qp);
+/* Wait (bounded) until every WR in [done, sent) is released, calling @reap meanwhile; false
+ * if some never were. */
+bool dpv_sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp));
+/* Forget every WR (RESET): cursors back to 0. */
+void dpv_sq_clear(struct dpv_sq *sq);
 /* Receive side (rq.c, flow.c). */
 int dpv_rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge);
 void dpv_rq_fini(struct dpv_rq *rq);
@@ -417,8 +469,25 @@ void dpv_rq_fini(struct dpv_rq *rq);
 void dpv_rq_flush(struct dpv_qp *qp);
 void dpv_rq_reset(struct dpv_qp *qp);
 int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-/* Receive what the port has and steer it to QPs (called by polling a receive CQ). */
+/* One receive completion of @qp, into its CQ (or into @batch, pushed by dpv_rq_batch_flush). */
+struct dpv_cqe_batch {
+	struct dpv_cq *cq;
+	unsigned int n;
+	struct dpv_cqe e[32];
+};
+void dpv_rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status, uint32_t len,
+		     unsigned int flags, struct dpv_cqe_batch *batch);
+void dpv_rq_batch_flush(struct dpv_cqe_batch *b);
+/* A transport moves the QP to ERR on an execution error: state, then both queues flushed
+ * (the SQ under the service lock of a service-mode QP); QP lock held. */
+void dpv_qp_fail(struct dpv_qp *qp);
+
+/* Progress (progress.c): receive what @dev's port has and give it to the transports; every
+ * QP of @ctx and the port of its device, as polling any of its CQs does. */
 void dpv_port_rx_poll(struct dpv_device *dev);
+void dpv_context_progress(struct dpv_context *ctx);
+void dpv_context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
+void dpv_context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
 /* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
 int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
 		       struct dpv_qp **out, int max);
@@ -430,6 +499,16 @@ void dpv_qp_mcast_detach_all(struct dpv_qp *qp);
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv_qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+/* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
+void dpv_raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n);
+bool dpv_raw_port_rx_wanted(const struct dpv_device *dev);
+int dpv_raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int dpv_raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int dpv_raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+void dpv_raw_progress(struct dpv_qp *qp);
+void dpv_raw_flush(struct dpv_qp *qp);
+bool dpv_raw_reset(struct dpv_qp *qp);
 
 /* Context op slots implemented in pd.c and qp.c. */
 struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,

@@ -52,6 +52,8 @@ uint64_t dpv_wr_length(const struct ibv_send_wr *wr)
 {
 	uint64_t len = 0;
 
+	if (wr->sg_list == NULL)
+		return 0;            /* num_sge > 0 with no list: dpv_wr_check_basic says EINVAL */
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
 	return len;
@@ -92,18 +94,22 @@ static unsigned int vlan_tags(const uint8_t *l2, uint32_t len)
 	return info.vlans;
 }
 
-static int check_tso(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr, uint64_t len)
+static int check_tso(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr, uint64_t len,
+		     struct dpv_hdr_info *info)
 {
-	struct dpv_hdr_info info;
+	struct dpv_hdr_info local;
 
+	if (info == NULL)
+		info = &local;
 	if (wr->tso.hdr == NULL || wr->tso.hdr_sz < ETH_HLEN || wr->tso.hdr_sz > lim->max_tso_header ||
 	    wr->tso.mss == 0 || len > lim->max_tso)
 		return -EINVAL;
-	return dpv_tso_hdr_check(wr->tso.hdr, wr->tso.hdr_sz, &info);
+	return dpv_tso_hdr_check(wr->tso.hdr, wr->tso.hdr_sz, info);
 }
 
 int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
-		       uint64_t len, const uint8_t *l2, uint32_t l2_len)
+		       uint64_t len, const uint8_t *l2, uint32_t l2_len,
+		       struct dpv_hdr_info *tso_info)
 {
 	if (lim->qp_type == IBV_QPT_RAW_PACKET && wr->opcode == IBV_WR_SEND) {
 		if (len < ETH_HLEN ||
@@ -112,7 +118,7 @@ int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr
 		return 0;
 	}
 	if (wr->opcode == IBV_WR_TSO)
-		return check_tso(lim, wr, len);
+		return check_tso(lim, wr, len, tso_info);
 	if (rule_of(lim, wr->opcode) == NULL)
 		return -EINVAL;
 	if (opcodes[wr->opcode].atomic)

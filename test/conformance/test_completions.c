@@ -135,6 +135,54 @@ static void check_overrun(struct ibv_pd *pd, struct ibv_mr *mr)
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 }
 
+/* Bad lists get EINVAL with *bad_wr at the culprit and lose nothing posted before it: a NULL
+ * list, and num_sge > 0 with no sg_list (once a crash inside the length sum), for sends and
+ * receives, in direct and service mode alike. */
+static void check_bad_input(struct ibv_pd *pd, struct ibv_mr *mr, enum dpv_progress mode)
+{
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 64, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_send_wr = 8, .max_send_sge = 2,
+						.max_recv_wr = 8, .max_recv_sge = 2 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &qa);
+	struct ibv_sge sge = { (uintptr_t)frame, sizeof(frame), mr->lkey };
+	struct ibv_send_wr ok = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr nolist = { .wr_id = 2, .num_sge = 2, .opcode = IBV_WR_SEND };
+	struct ibv_send_wr *bad = &ok;
+	struct ibv_recv_wr rnolist = { .wr_id = 3, .num_sge = 1 }, *rbad = NULL;
+	struct ibv_wc wc;
+
+	if (qp == NULL || dpv_qp_set_progress(qp, mode) != 0 || test_qp_to(qp, IBV_QPS_INIT) ||
+	    test_qp_to(qp, IBV_QPS_RTR) || test_qp_to(qp, IBV_QPS_RTS)) {
+		CHECK(0, "QP setup");
+		return;
+	}
+	CHECK_EQ(ibv_post_send(qp, NULL, &bad), EINVAL);
+	CHECK(bad == NULL);
+	ok.next = &nolist;
+	CHECK_EQ(ibv_post_send(qp, &ok, &bad), EINVAL);
+	CHECK(bad == &nolist, "bad_wr is the WR without a list");
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);              /* the WR before it went out */
+	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	/* an IP_CSUM the HARDWARE policy cannot give net_null: EINVAL while posting, in both
+	 * progress modes (service mode once completed it with LOC_QP_OP_ERR instead) */
+	CHECK_EQ(dpv_set_offload_policy(pd->context, DPV_OFFLOAD_POLICY_HARDWARE), 0);
+	ok.next = NULL;
+	ok.send_flags |= IBV_SEND_IP_CSUM;
+	CHECK_EQ(ibv_post_send(qp, &ok, &bad), EINVAL);
+	CHECK(bad == &ok);
+	CHECK_EQ(dpv_set_offload_policy(pd->context, DPV_OFFLOAD_POLICY_AUTO), 0);
+	CHECK_EQ(ibv_post_send(qp, &ok, &bad), 0);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);
+	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	CHECK_EQ(ibv_post_recv(qp, NULL, &rbad), EINVAL);
+	CHECK_EQ(ibv_post_recv(qp, &rnolist, &rbad), EINVAL);
+	CHECK(rbad == &rnolist);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
 int main(void)
 {
 	struct ibv_context *ctx = test_open(NULL);
@@ -146,6 +194,8 @@ int main(void)
 	check_channel(pd, mr);
 	check_blocking_wait(pd, mr);
 	check_overrun(pd, mr);
+	check_bad_input(pd, mr, DPV_PROGRESS_DIRECT);
+	check_bad_input(pd, mr, DPV_PROGRESS_SERVICE);   /* the EAL has a worker lcore (-l 0,1) */
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);

@@ -108,7 +108,7 @@ static int shape(int t, struct ibv_send_wr *wr, int vlans)
 		l2[13 + 4 * i] = 0x00;
 	}
 	l2[12 + 4 * vlans] = 0x08;
-	return dpv_wr_check_shape(&l, wr, dpv_wr_length(wr), l2, sizeof(l2));
+	return dpv_wr_check_shape(&l, wr, dpv_wr_length(wr), l2, sizeof(l2), NULL);
 }
 
 static void check_frame_size(void)
@@ -162,7 +162,7 @@ static void check_tso(void)
 		struct dpv_wr_limits l = lim(RAW);
 
 		l.max_tso_header = 40;
-		CHECK_EQ(dpv_wr_check_shape(&l, &wr, dpv_wr_length(&wr), NULL, 0), -EINVAL);
+		CHECK_EQ(dpv_wr_check_shape(&l, &wr, dpv_wr_length(&wr), NULL, 0, NULL), -EINVAL);
 	}
 }
 

@@ -1,4 +1,4 @@
-/* The ethdev driver: QPs on DPDK ethdev queues, for any PMD (PCI NICs bound to vfio-pci, and
+/* The ethdev driver: frames on DPDK ethdev queues, for any PMD (PCI NICs bound to vfio-pci, and
  * vdevs: tap, pcap, ring, null, af_packet, memif). Ports are configured and started when a
  * verbs device first uses them, and detached (rte_dev_remove) when dpverbs is done with them,
  * so that a later device list probes them again from the same devargs. */
@@ -78,14 +78,6 @@ static int eth_port_count(void)
 	return nb_ports;
 }
 
-static uint32_t offloads_from_dpdk(uint64_t capa)
-{
-	return (capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM ? DPV_OFFLOAD_IPV4_CKSUM : 0) |
-	       (capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM ? DPV_OFFLOAD_TCP_CKSUM : 0) |
-	       (capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM ? DPV_OFFLOAD_UDP_CKSUM : 0) |
-	       (capa & RTE_ETH_TX_OFFLOAD_TCP_TSO ? DPV_OFFLOAD_TCP_TSO : 0);
-}
-
 static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 {
 	struct dpv_port *p;
@@ -116,13 +108,17 @@ static struct dpv_port *eth_port_get(int index, struct dpv_port_caps *caps)
 	caps->max_rx_desc = info.rx_desc_lim.nb_max;
 	caps->max_tx_segs = p->started ? p->max_segs :
 			    (info.tx_desc_lim.nb_seg_max ? info.tx_desc_lim.nb_seg_max : 1);
-	caps->hw_offloads = offloads_from_dpdk(info.tx_offload_capa);
-	caps->max_tso = caps->hw_offloads & DPV_OFFLOAD_TCP_TSO ? 65535 : 0;
+	caps->tx_offloads = (p->started ? p->tx_offloads : info.tx_offload_capa) & HW_TX_OFFLOADS;
+	caps->max_tso = caps->tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_TSO ? 65535 : 0;
 	caps->tx_done_cleanup = p->tx_done_cleanup;
 	caps->zero_copy = p->zero_copy;
-	caps->offload_policy = p->policy;
-	caps->sw_forced = __atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED);
 	caps->needs_dma_map = strcmp(caps->bus, "pci") == 0;
+	caps->tso_gso = p->tso_gso;
+	caps->odd_segs_csum = p->odd_segs_csum;
+	caps->tso_ip_csum = p->tso_ip_csum;
+	caps->max_tx_frame = p->max_tx_frame;
+	caps->mp = p->mp;
+	caps->ext_mp = p->ext_mp;
 	return p;
 }
 
@@ -186,7 +182,7 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 	struct rte_mempool *mp = dpv_pool_get(socket), *ext_mp = dpv_pool_ext_get(socket);
 	int rc;
 
-	if (mp == NULL || ext_mp == NULL || dpv_eth_zc_pool_create(p, socket) != 0)
+	if (mp == NULL || ext_mp == NULL)
 		return -ENOMEM;
 	p->nb_txq = RTE_MIN(cfg->queues_per_port, (unsigned int)info->max_tx_queues);
 	p->nb_rxq = RTE_MIN(p->nb_txq, info->max_rx_queues);
@@ -199,7 +195,7 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 		rc = rte_eth_tx_queue_setup(p->port_id, q,
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL);
-		p->txq[q] = (struct eth_queue){ .qid = q };
+		p->txq[q] = (struct dpv_txq){ .port_id = p->port_id, .qid = q };
 		dpv_spinlock_init(&p->txq[q].lock);
 	}
 	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
@@ -235,15 +231,15 @@ static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info
 
 	rte_eth_dev_get_mtu(p->port_id, &mtu);
 	p->mtu = mtu;
-	p->is_tap = strcmp(info->driver_name, "net_tap") == 0;
+	p->tso_gso = strcmp(info->driver_name, "net_tap") == 0;
 	/* net_tap 22.11 sums the L4 checksum segment by segment and goes wrong after a segment
 	 * of odd length */
-	p->odd_segs_csum = !p->is_tap;
+	p->odd_segs_csum = !p->tso_gso;
 	/* a virtio device segments as the Linux kernel does (GSO on the host), IPv4 header
 	 * checksums included, though it offers no IPv4 checksum offload */
 	p->tso_ip_csum = strcmp(info->driver_name, "net_virtio") == 0;
 	/* net_tap refuses, without a word, frames longer than MTU + Ethernet + VLAN + CRC */
-	p->max_tx_frame = p->is_tap ? p->mtu + RTE_ETHER_HDR_LEN + 4 + RTE_ETHER_CRC_LEN :
+	p->max_tx_frame = p->tso_gso ? p->mtu + RTE_ETHER_HDR_LEN + 4 + RTE_ETHER_CRC_LEN :
 				      UINT32_MAX;
 	p->max_segs = RTE_MIN(info->tx_desc_lim.nb_seg_max ? info->tx_desc_lim.nb_seg_max : 1,
 			      info->tx_desc_lim.nb_mtu_seg_max ? info->tx_desc_lim.nb_mtu_seg_max :
@@ -265,11 +261,7 @@ static int eth_port_start(struct dpv_port *p)
 
 	if (p->started)
 		return 0;
-	p->policy = (int)dpv_config()->offload_policy;
-	p->sw_forced = 0;
-	dpv_spinlock_init(&p->txqs_lock);
-	TAILQ_INIT(&p->txqs);
-	memset(&p->gone, 0, sizeof(p->gone));
+	dpv_spinlock_init(&p->txq_lock);
 	rc = rte_eth_dev_info_get(p->port_id, &info);
 	if (rc == 0)
 		rc = port_configure(p, &info);
@@ -313,7 +305,6 @@ static void eth_ports_close(void)
 		    rte_dev_remove(info.device) != 0)
 			rte_eth_dev_close(p->port_id);
 		p->present = false;
-		dpv_eth_zc_pool_free(p);
 	}
 	if (nb_ports > 0)
 		ports_closed = true;
@@ -337,85 +328,26 @@ static void eth_port_queues(struct dpv_port *p, uint16_t *nb_tx, uint16_t *nb_rx
 	*nb_rx = p->nb_rxq;
 }
 
-/* A handle on the least shared queue of the port. */
+/* The least used queue of the port. */
 static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 {
-	struct eth_queue *best = NULL;
-	struct dpv_txq *t;
+	struct dpv_txq *best = NULL;
 
 	if (p->nb_txq == 0)
 		return -ENODEV;
-	t = rte_zmalloc_socket("dpv_txq", sizeof(*t), RTE_CACHE_LINE_SIZE,
-			       rte_eth_dev_socket_id(p->port_id));
-	if (t == NULL)
-		return -ENOMEM;
-	dpv_spinlock_lock(&p->txqs_lock);
+	dpv_spinlock_lock(&p->txq_lock);
 	for (uint16_t q = 0; q < p->nb_txq; q++)
 		if (best == NULL || p->txq[q].users < best->users)
 			best = &p->txq[q];
-	*t = (struct dpv_txq){ .port = p, .q = best, .mp = p->mp, .ext_mp = p->ext_mp,
-			       .zc_mp = p->zc_mp,
-			       .small_max = rte_pktmbuf_data_room_size(p->mp) - RTE_PKTMBUF_HEADROOM,
-			       .copy_max = dpv_config()->tx_copy_max };
-	best->users++;
-	TAILQ_INSERT_TAIL(&p->txqs, t, next);
-	dpv_spinlock_unlock(&p->txqs_lock);
-	*txq = t;
+	__atomic_fetch_add(&best->users, 1, __ATOMIC_RELEASE);
+	dpv_spinlock_unlock(&p->txq_lock);
+	*txq = best;
 	return 0;
-}
-
-static void counters_add(struct tx_counters *to, const struct tx_counters *c)
-{
-	to->frames += c->frames;
-	to->bytes += c->bytes;
-	to->copied += c->copied;
-	to->zero_copy += c->zero_copy;
-	to->tso_hw += c->tso_hw;
-	to->tso_sw += c->tso_sw;
-	to->tso_segments_sw += c->tso_segments_sw;
-	to->csum_hw += c->csum_hw;
-	to->csum_sw += c->csum_sw;
 }
 
 static void eth_txq_detach(struct dpv_txq *txq)
 {
-	struct dpv_port *p = txq->port;
-
-	if (txq->build.n)
-		rte_pktmbuf_free_bulk(txq->build.m, txq->build.n);
-	if (txq->burst.n)
-		rte_pktmbuf_free_bulk(txq->burst.m, txq->burst.n);
-	dpv_spinlock_lock(&p->txqs_lock);
-	txq->q->users--;
-	counters_add(&p->gone, &txq->cnt);
-	TAILQ_REMOVE(&p->txqs, txq, next);
-	dpv_spinlock_unlock(&p->txqs_lock);
-	rte_free(txq);
-}
-
-static int eth_set_offload_policy(struct dpv_port *p, int policy)
-{
-	__atomic_store_n(&p->policy, policy, __ATOMIC_RELAXED);
-	return 0;
-}
-
-/* Counters of live handles are read without their QPs' locks: a snapshot, not a barrier. */
-static void eth_port_stats(struct dpv_port *p, struct dpv_port_stats *st)
-{
-	struct tx_counters sum;
-	struct dpv_txq *t;
-
-	dpv_spinlock_lock(&p->txqs_lock);
-	sum = p->gone;
-	TAILQ_FOREACH(t, &p->txqs, next)
-		counters_add(&sum, &t->cnt);
-	dpv_spinlock_unlock(&p->txqs_lock);
-	*st = (struct dpv_port_stats){
-		.tx_frames = sum.frames, .tx_bytes = sum.bytes, .tx_copied = sum.copied,
-		.tx_zero_copy = sum.zero_copy, .tso_hw = sum.tso_hw, .tso_sw = sum.tso_sw,
-		.tso_segments_sw = sum.tso_segments_sw, .csum_hw = sum.csum_hw,
-		.csum_sw = sum.csum_sw,
-	};
+	__atomic_fetch_sub(&txq->users, 1, __ATOMIC_RELEASE);
 }
 
 static int eth_dma_map(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)
@@ -439,14 +371,8 @@ static int eth_dma_unmap(struct dpv_port *p, void *va, uint64_t iova, uint64_t l
 	return rc == -ENOTSUP || (rc < 0 && rte_errno == ENOTSUP) ? 0 : rc;
 }
 
-static int eth_set_offload_software(struct dpv_port *p, uint32_t offloads)
-{
-	__atomic_store_n(&p->sw_forced, offloads, __ATOMIC_RELAXED);
-	return 0;
-}
-
 /* rte_eth_xstats_get with its names; returns how many the port has, or a negative errno. */
-static int eth_port_xstats(struct dpv_port *p, struct dpv_xstat *out, unsigned int n)
+static int eth_port_xstats(struct dpv_port *p, struct dpv_port_xstat *out, unsigned int n)
 {
 	int count = rte_eth_xstats_get(p->port_id, NULL, 0);
 	struct rte_eth_xstat_name *names;
@@ -483,22 +409,13 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.port_queues = eth_port_queues,
 	.txq_attach = eth_txq_attach,
 	.txq_detach = eth_txq_detach,
-	.tx_build = dpv_eth_tx_build,
 	.tx_burst = dpv_eth_tx_burst,
-	.tx_drop = dpv_eth_tx_drop,
+	.tx_prepare = dpv_eth_tx_prepare,
 	.tx_reap = dpv_eth_tx_reap,
 	.rx_burst = dpv_eth_rx_burst,
-	.rx_len = dpv_eth_rx_len,
-	.rx_head = dpv_eth_rx_head,
-	.rx_read = dpv_eth_rx_read,
-	.rx_csum_ok = dpv_eth_rx_csum_ok,
-	.rx_free = dpv_eth_rx_free,
-	.set_offload_policy = eth_set_offload_policy,
-	.port_stats = eth_port_stats,
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
 	.port_xstats = eth_port_xstats,
-	.set_offload_software = eth_set_offload_software,
 };
 
 DPV_DRIVER_REGISTER(ethdev, ethdev_ops)

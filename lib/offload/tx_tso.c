@@ -1,5 +1,5 @@
-/* Software TSO. Posting a TSO WR builds a segmenter: a copy of the WR's header (tso.hdr is
- * read while posting, as the man page says), the payload's gather list, and, for an INLINE
+/* Software TSO. Building a TSO request builds a segmenter: a copy of the request's header (read
+ * while posting, as the man page says of tso.hdr), the payload's gather list, and, for an INLINE
  * payload, a framework copy of it. Segments are generated when the port has room for them, a
  * burst at a time, so a WR of max_tso bytes in 1-byte segments needs no more mbufs than a
  * burst. Each segment is a fresh header mbuf (lib/offload patches lengths, ID, sequence,
@@ -15,13 +15,14 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "ethdev_priv.h"
+#include "tx_priv.h"
 
 #define TSO_PEND 64
 #define TSO_HDR_MAX 512
 
 struct tso_frame {
-	struct dpv_wqe *wqe;
+	struct dpv_txh *txh;
+	void *owner;
 	struct dpv_hdr_info info;
 	uint16_t hdr_len, mss;
 	uint32_t nseg, next;              /* segments in all; the next one to generate */
@@ -35,18 +36,17 @@ struct tso_frame {
 	uint8_t hdr[TSO_HDR_MAX];
 };
 
-int dpv_eth_tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
-		      const struct dpv_hdr_info *info, void **frame)
+int dpv_tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	struct tso_frame *t;
-	bool zc = txq->port->zero_copy && wr->len > txq->copy_max;
+	bool zc = txh->caps->zero_copy && wr->len > txh->copy_max;
 
 	if (wr->tso_hdr_len > TSO_HDR_MAX || wr->nseg > RTE_DIM(t->seg))
 		return -EINVAL;
 	t = rte_malloc("dpv_tso", sizeof(*t), RTE_CACHE_LINE_SIZE);
 	if (t == NULL)
 		return -ENOMEM;
-	*t = (struct tso_frame){ .wqe = wr->wqe, .info = *info, .hdr_len = wr->tso_hdr_len,
+	*t = (struct tso_frame){ .txh = txh, .owner = wr->owner, .info = *wr->tso_info, .hdr_len = wr->tso_hdr_len,
 				 .mss = wr->mss, .nseg = dpv_tso_segments(wr->len, wr->mss),
 				 .left = wr->len };
 	memcpy(t->hdr, wr->tso_hdr, wr->tso_hdr_len);
@@ -72,7 +72,7 @@ int dpv_eth_tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 		t->seg[0] = (struct dpv_tx_seg){ store, wr->len };
 		t->cur.nseg = 1;
 	}
-	if (zc && (t->z = dpv_eth_zc_get(txq, wr->wqe, 1)) != NULL) {
+	if (zc && (t->z = dpv_tx_zc_get(txh, wr->owner, 1)) != NULL) {
 		t->z->store = t->store;           /* freed with the last piece */
 		t->store = NULL;
 	}
@@ -84,19 +84,19 @@ int dpv_eth_tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 static void tso_finished(struct tso_frame *t)
 {
 	if (t->z != NULL) {
-		dpv_eth_zc_put(t->z);             /* released when the PMD frees the last piece */
+		dpv_tx_zc_put(t->z);             /* released when the PMD frees the last piece */
 		t->z = NULL;
 	} else {
 		rte_free(t->store);
 		t->store = NULL;
-		dpv_tx_released(t->wqe);          /* every byte was copied */
+		t->txh->released(t->owner);       /* every byte was copied */
 	}
 }
 
-static struct rte_mbuf *tso_segment(struct dpv_txq *txq, struct tso_frame *t)
+static struct rte_mbuf *tso_segment(struct dpv_txh *txh, struct tso_frame *t)
 {
 	uint32_t len = RTE_MIN(t->left, (uint32_t)t->mss);
-	struct rte_mbuf *m = dpv_eth_mbuf(txq, &txq->burst);
+	struct rte_mbuf *m = dpv_tx_mbuf(txh, &txh->burst);
 	int rc = -ENOMEM;
 
 	if (m == NULL)
@@ -108,25 +108,25 @@ static struct rte_mbuf *tso_segment(struct dpv_txq *txq, struct tso_frame *t)
 	if (len > 0 && t->z != NULL) {
 		struct cursor saved = t->cur;
 
-		rc = dpv_eth_attach(txq, &t->cur, len, &m, t->z);
+		rc = dpv_tx_attach(txh, &t->cur, len, &m, t->z);
 		if (rc != 0)
 			t->cur = saved;
 	}
 	if (rc != 0 && len > 0)
-		rc = dpv_eth_copy(txq, &txq->burst, &t->cur, len, &m);
+		rc = dpv_tx_copy(txh, &txh->burst, &t->cur, len, &m);
 	if (rc != 0 && len > 0) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
 	dpv_sw_csum(m, &t->info);
 	t->left -= len;
-	txq->cnt.tso_segments_sw++;
+	txh->cnt.tso_segments_sw++;
 	if (++t->next == t->nseg)
 		tso_finished(t);
 	return m;
 }
 
-uint16_t dpv_eth_tso_next(struct dpv_txq *txq, struct tso_frame *t, struct rte_mbuf **pkts,
+uint16_t dpv_tx_tso_next(struct dpv_txh *txh, struct tso_frame *t, struct rte_mbuf **pkts,
 			  uint16_t max)
 {
 	uint16_t n = 0;
@@ -137,7 +137,7 @@ uint16_t dpv_eth_tso_next(struct dpv_txq *txq, struct tso_frame *t, struct rte_m
 				break;
 			t->pend_off = t->npend = 0;
 			while (t->npend < TSO_PEND && t->next < t->nseg) {
-				struct rte_mbuf *m = tso_segment(txq, t);
+				struct rte_mbuf *m = tso_segment(txh, t);
 
 				if (m == NULL)
 					break;              /* out of mbufs: try again later */
@@ -151,18 +151,18 @@ uint16_t dpv_eth_tso_next(struct dpv_txq *txq, struct tso_frame *t, struct rte_m
 	return n;
 }
 
-void dpv_eth_tso_unget(struct tso_frame *t, uint16_t n)
+void dpv_tx_tso_unget(struct tso_frame *t, uint16_t n)
 {
 	t->pend_off -= n;
 }
 
-bool dpv_eth_tso_done(const struct tso_frame *t)
+bool dpv_tx_tso_done(const struct tso_frame *t)
 {
 	return t->next == t->nseg && t->pend_off == t->npend;
 }
 
 /* Taken by the port (nothing pending), or dropped (flush): free what is left. */
-void dpv_eth_tso_free(struct tso_frame *t)
+void dpv_tx_tso_free(struct tso_frame *t)
 {
 	for (uint16_t i = t->pend_off; i < t->npend; i++)
 		rte_pktmbuf_free(t->pend[i]);

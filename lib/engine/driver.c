@@ -1,5 +1,7 @@
 /* The list of drivers, filled by DPV_DRIVER_REGISTER constructors. */
-#include "verbs_priv.h"
+#include <stddef.h>
+
+#include "dpv_driver.h"
 
 static struct dpv_driver_list drivers = TAILQ_HEAD_INITIALIZER(drivers);
 

@@ -1,25 +1,32 @@
-/* Transmit on ethdev queues. A frame is the WR's gather list with its first copy_len bytes
+/* Frames from requests. A frame is the request's gather list with its first copy_len bytes
  * copied into pool mbufs and the rest attached, without a copy, to the MR memory as external
  * buffers. copy_len is the whole frame for inline data, small frames and ports that cannot
  * give buffers back on demand; the headers when checksums are written (never into application
- * memory); 0 otherwise. The external buffers of one WR share one shared-info structure in
- * framework memory, whose free callback, run when the PMD frees the last of them, is what
- * lets the WR complete. Checksums go to the port where it offers them for the frame
- * (mbuf offload flags + rte_eth_tx_prepare), else to lib/offload; TSO WRs that the port cannot
- * segment as the contract says go to the software segmenter of ethdev_tso.c. */
+ * memory); 0 otherwise. The external buffers of one request share one shared-info structure
+ * in framework memory, whose free callback, run when the PMD frees the last of them, tells the
+ * owner its memory is free again. Checksums go to the port where it offers them for the frame
+ * (mbuf offload flags + the driver's tx_prepare), else to software; TSO requests that the port
+ * cannot segment as the contract says go to the software segmenter of tx_tso.c. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 #include <rte_mempool.h>
 
-#include "ethdev_priv.h"
+#include "dpv_engine.h"
+#include "dpverbs.h"
+#include "tx_priv.h"
 
+#define HW_CSUM_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
+			  RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
 #define PIECE_MAX 61440u           /* mbuf buf_len is 16-bit: larger SGEs are chained */
 #define PEEK_MAX 256               /* enough for Ethernet/VLAN/IP/TCP headers */
 #define BURST_PKTS 64
@@ -39,12 +46,12 @@ uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 }
 
 /* An mbuf from a stash of the QP, refilled from the pool in bulk. */
-struct rte_mbuf *dpv_eth_mbuf(struct dpv_txq *txq, struct mbuf_stash *s)
+struct rte_mbuf *dpv_tx_mbuf(struct dpv_txh *txh, struct dpv_mbuf_stash *s)
 {
 	if (unlikely(s->n == 0)) {
-		if (rte_pktmbuf_alloc_bulk(txq->mp, s->m, TXQ_STASH) != 0)
-			return rte_pktmbuf_alloc(txq->mp);
-		s->n = TXQ_STASH;
+		if (rte_pktmbuf_alloc_bulk(txh->mp, s->m, DPV_TX_STASH) != 0)
+			return rte_pktmbuf_alloc(txh->mp);
+		s->n = DPV_TX_STASH;
 	}
 	return s->m[--s->n];
 }
@@ -56,7 +63,7 @@ static struct rte_mbuf *last_seg(struct rte_mbuf *m)
 	return m;
 }
 
-int dpv_eth_copy(struct dpv_txq *txq, struct mbuf_stash *s, struct cursor *c, uint32_t len,
+int dpv_tx_copy(struct dpv_txh *txh, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
 		 struct rte_mbuf **head)
 {
 	struct rte_mbuf *m = *head ? last_seg(*head) : NULL, *first_new = NULL;
@@ -66,7 +73,7 @@ int dpv_eth_copy(struct dpv_txq *txq, struct mbuf_stash *s, struct cursor *c, ui
 		uint32_t take;
 
 		if (m == NULL || RTE_MBUF_HAS_EXTBUF(m) || rte_pktmbuf_tailroom(m) == 0) {
-			struct rte_mbuf *n = dpv_eth_mbuf(txq, s);
+			struct rte_mbuf *n = dpv_tx_mbuf(txh, s);
 
 			if (n == NULL)
 				goto fail;
@@ -100,19 +107,20 @@ static void zc_free(void *addr, void *opaque)
 {
 	struct zc_ctx *z = opaque;
 
-	dpv_tx_released(z->wqe);
+	z->released(z->owner);
 	rte_free(z->store);
 	z->store = NULL;
 	rte_mempool_put(rte_mempool_from_obj(z), z);
 }
 
-struct zc_ctx *dpv_eth_zc_get(struct dpv_txq *txq, struct dpv_wqe *wqe, uint16_t refs)
+struct zc_ctx *dpv_tx_zc_get(struct dpv_txh *txh, void *owner, uint16_t refs)
 {
 	struct zc_ctx *z;
 
-	if (rte_mempool_get(txq->zc_mp, (void **)&z) != 0)
+	if (rte_mempool_get(txh->zc_mp, (void **)&z) != 0)
 		return NULL;
-	z->wqe = wqe;
+	z->released = txh->released;
+	z->owner = owner;
 	z->store = NULL;
 	z->shinfo.free_cb = zc_free;
 	z->shinfo.fcb_opaque = z;
@@ -120,7 +128,7 @@ struct zc_ctx *dpv_eth_zc_get(struct dpv_txq *txq, struct dpv_wqe *wqe, uint16_t
 	return z;
 }
 
-void dpv_eth_zc_put(struct zc_ctx *z)
+void dpv_tx_zc_put(struct zc_ctx *z)
 {
 	if (rte_mbuf_ext_refcnt_update(&z->shinfo, -1) == 0)
 		zc_free(NULL, z);
@@ -141,7 +149,7 @@ static uint16_t pieces(const struct cursor *c, uint32_t len)
 	return n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
 }
 
-int dpv_eth_attach(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct rte_mbuf **head,
+int dpv_tx_attach(struct dpv_txh *txh, struct cursor *c, uint32_t len, struct rte_mbuf **head,
 		   struct zc_ctx *z)
 {
 	struct rte_mbuf *mb[256];
@@ -149,9 +157,9 @@ int dpv_eth_attach(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct r
 
 	if (n == 0)
 		return 0;
-	if (n > RTE_DIM(mb) || have + n > txq->port->max_segs)
+	if (n > RTE_DIM(mb) || have + n > txh->caps->max_tx_segs)
 		return -E2BIG;
-	if (rte_pktmbuf_alloc_bulk(txq->ext_mp, mb, n) != 0)
+	if (rte_pktmbuf_alloc_bulk(txh->ext_mp, mb, n) != 0)
 		return -ENOBUFS;
 	rte_mbuf_ext_refcnt_update(&z->shinfo, n);
 	for (uint16_t i = 0; i < n; i++) {
@@ -174,7 +182,7 @@ int dpv_eth_attach(struct dpv_txq *txq, struct cursor *c, uint32_t len, struct r
 }
 
 /* The frame's headers, parsed from application memory without writing it. */
-static void peek_headers(const struct dpv_tx_wr *wr, struct dpv_hdr_info *info)
+static void peek_headers(const struct dpv_tx_req *wr, struct dpv_hdr_info *info)
 {
 	uint8_t buf[PEEK_MAX];
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
@@ -190,47 +198,44 @@ static void peek_headers(const struct dpv_tx_wr *wr, struct dpv_hdr_info *info)
 	dpv_hdr_parse(buf, len, info);
 }
 
-static uint32_t copy_length(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+static uint32_t copy_length(const struct dpv_txh *txh, const struct dpv_tx_req *wr,
 			    struct dpv_hdr_info *info)
 {
-	if ((wr->flags & DPV_TX_INLINE) || !txq->port->zero_copy || wr->len <= txq->copy_max)
+	if ((wr->flags & DPV_TX_INLINE) || !txh->caps->zero_copy || wr->len <= txh->copy_max)
 		return wr->len;
 	if (!(wr->flags & DPV_TX_IP_CSUM))
 		return 0;
 	return (uint32_t)info->l2_len + info->l3_len + info->l4_len;
 }
 
-/* The common small frame: one SGE copied into one mbuf. */
-static inline int copy_small(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
-			     struct rte_mbuf **out)
+struct rte_mbuf *dpv_tx_copy_one(struct dpv_txh *txh, const void *data, uint32_t len)
 {
-	struct rte_mbuf *m = dpv_eth_mbuf(txq, &txq->build);
+	struct rte_mbuf *m = dpv_tx_mbuf(txh, &txh->build);
 
 	if (unlikely(m == NULL))
-		return -ENOMEM;
-	rte_memcpy(rte_pktmbuf_mtod(m, void *), wr->seg[0].addr, wr->len);
-	m->data_len = (uint16_t)wr->len;
-	m->pkt_len = wr->len;
-	*out = m;
-	return 0;
+		return NULL;
+	rte_memcpy(rte_pktmbuf_mtod(m, void *), data, len);
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	return m;
 }
 
 /* [0, copy_len) copied, the rest attached; -ENOBUFS/-E2BIG: copy it all instead. */
-static int build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, uint32_t copy_len,
+static int build(struct dpv_txh *txh, const struct dpv_tx_req *wr, uint32_t copy_len,
 		 struct rte_mbuf **out)
 {
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
 	struct zc_ctx *z;
-	int rc = copy_len ? dpv_eth_copy(txq, &txq->build, &c, copy_len, &m) : 0;
+	int rc = copy_len ? dpv_tx_copy(txh, &txh->build, &c, copy_len, &m) : 0;
 
 	if (rc == 0 && copy_len < wr->len) {
-		z = dpv_eth_zc_get(txq, wr->wqe, 1);
-		rc = z == NULL ? -ENOBUFS : dpv_eth_attach(txq, &c, wr->len - copy_len, &m, z);
+		z = dpv_tx_zc_get(txh, wr->owner, 1);
+		rc = z == NULL ? -ENOBUFS : dpv_tx_attach(txh, &c, wr->len - copy_len, &m, z);
 		if (rc != 0 && z != NULL)
-			rte_mempool_put(txq->zc_mp, z);
+			rte_mempool_put(txh->zc_mp, z);
 		else if (z != NULL)
-			dpv_eth_zc_put(z);          /* the build's own reference */
+			dpv_tx_zc_put(z);          /* the build's own reference */
 	}
 	if (rc != 0) {
 		rte_pktmbuf_free(m);
@@ -259,24 +264,25 @@ static bool ipv6_ext(const struct dpv_hdr_info *info)
 }
 
 /* Which checksums of this frame the port computes; the rest are computed here. */
-static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct dpv_hdr_info *info)
+static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct dpv_hdr_info *info)
 {
-	const struct dpv_port *p = txq->port;
+	const struct dpv_port_caps *p = txh->caps;
 	bool v4 = info->l3 == DPV_L3_IPV4, tcp = info->l4_proto == IPPROTO_TCP;
 	bool has_l4 = !info->fragment && info->l4_len != 0 &&
 		      (tcp || info->l4_proto == IPPROTO_UDP);
 	uint64_t l4_capa = tcp ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM : RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-	uint32_t forced = __atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED);
+	uint32_t forced = dpv_offload_forced(txh->ctl);
 	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
 		     !(forced & DPV_OFFLOAD_IPV4_CKSUM);
 	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) && !ipv6_ext(info) &&
 		     !(forced & (tcp ? DPV_OFFLOAD_TCP_CKSUM : DPV_OFFLOAD_UDP_CKSUM)) &&
 		     (p->odd_segs_csum || segments_even(m));
 
-	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || info->l3 == DPV_L3_NONE ||
+	if (dpv_offload_policy_of(txh->ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
+	    info->l3 == DPV_L3_NONE ||
 	    (!hw_l4 && (!hw_ip || has_l4))) {
 		dpv_sw_csum(m, info);
-		txq->cnt.csum_sw++;
+		txh->cnt.csum_sw++;
 		return;
 	}
 	if (!hw_ip && v4) {
@@ -291,38 +297,37 @@ static void csum_offload(struct dpv_txq *txq, struct rte_mbuf *m, const struct d
 	m->ol_flags |= (v4 ? RTE_MBUF_F_TX_IPV4 : RTE_MBUF_F_TX_IPV6) |
 		       (hw_ip ? RTE_MBUF_F_TX_IP_CKSUM : 0) |
 		       (hw_l4 ? (tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM) : 0);
-	if (rte_eth_tx_prepare(p->port_id, txq->q->qid, &m, 1) != 1) {
+	if (txh->ops->tx_prepare(txh->q, &m, 1) != 1) {
 		m->ol_flags &= ~(RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_IP_CKSUM |
 				 RTE_MBUF_F_TX_L4_MASK);
 		dpv_sw_csum(m, info);
-		txq->cnt.csum_sw++;
+		txh->cnt.csum_sw++;
 		return;
 	}
-	txq->cnt.csum_hw++;
+	txh->cnt.csum_hw++;
 }
 
-/* Can the port segment this WR as the contract says? (doc/offload.md) */
-static bool tso_in_hw(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
-		      const struct dpv_hdr_info *info, uint32_t payload)
+/* Can the port segment this request as the contract says? (doc/offload.md) */
+static bool tso_in_hw(const struct dpv_port_caps *p, const struct dpv_offload_ctl *ctl,
+		      const struct dpv_tx_req *wr, const struct dpv_hdr_info *info, uint32_t payload)
 {
-	const struct dpv_port *p = txq->port;
 	uint64_t need = RTE_ETH_TX_OFFLOAD_TCP_TSO | RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
 			(info->l3 == DPV_L3_IPV4 && !p->tso_ip_csum ?
 			 RTE_ETH_TX_OFFLOAD_IPV4_CKSUM : 0);
 	const uint8_t *tcp = (const uint8_t *)wr->tso_hdr + info->l2_len + info->l3_len;
 
-	if (p->policy == DPV_OFFLOAD_POLICY_SOFTWARE || (p->tx_offloads & need) != need ||
-	    payload <= wr->mss || ipv6_ext(info) ||
-	    (__atomic_load_n(&p->sw_forced, __ATOMIC_RELAXED) & DPV_OFFLOAD_TCP_TSO))
+	if (dpv_offload_policy_of(ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
+	    (p->tx_offloads & need) != need || payload <= wr->mss || ipv6_ext(info) ||
+	    (dpv_offload_forced(ctl) & DPV_OFFLOAD_TCP_TSO))
 		return false;
 	if ((uint32_t)wr->mss + info->l3_len + info->l4_len > p->mtu ||
 	    payload + wr->tso_hdr_len > 65535)
 		return false;
 	/* net_tap counts the Ethernet header in its segment size */
-	if (p->is_tap && (uint32_t)wr->mss + wr->tso_hdr_len > p->mtu)
+	if (p->tso_gso && (uint32_t)wr->mss + wr->tso_hdr_len > p->mtu)
 		return false;
 	/* net_tap segments with rte_gso: IPv4 only, and CWR kept on every segment */
-	if (p->is_tap && (info->l3 != DPV_L3_IPV4 || (tcp[13] & TCP_CWR)))
+	if (p->tso_gso && (info->l3 != DPV_L3_IPV4 || (tcp[13] & TCP_CWR)))
 		return false;
 	/* the segments' checksums need even pieces where the port sums piece by piece */
 	if (!p->odd_segs_csum) {
@@ -337,28 +342,28 @@ static bool tso_in_hw(const struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 
 /* One packet: the header copied into a framework mbuf, the payload attached (or copied),
  * the port told to segment it. */
-static int tso_hw_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
+static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 			const struct dpv_hdr_info *info, struct rte_mbuf **out)
 {
 	struct dpv_tx_seg hseg = { wr->tso_hdr, wr->tso_hdr_len };
 	struct cursor hc = { .seg = &hseg, .nseg = 1 };
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
-	bool zc = txq->port->zero_copy && !(wr->flags & DPV_TX_INLINE) && wr->len > txq->copy_max;
+	bool zc = txh->caps->zero_copy && !(wr->flags & DPV_TX_INLINE) && wr->len > txh->copy_max;
 	struct zc_ctx *z = NULL;
-	int rc = dpv_eth_copy(txq, &txq->build, &hc, wr->tso_hdr_len, &m);
+	int rc = dpv_tx_copy(txh, &txh->build, &hc, wr->tso_hdr_len, &m);
 
-	if (rc == 0 && zc && (z = dpv_eth_zc_get(txq, wr->wqe, 1)) != NULL) {
-		rc = dpv_eth_attach(txq, &c, wr->len, &m, z);
+	if (rc == 0 && zc && (z = dpv_tx_zc_get(txh, wr->owner, 1)) != NULL) {
+		rc = dpv_tx_attach(txh, &c, wr->len, &m, z);
 		if (rc == -ENOBUFS || rc == -E2BIG) {
-			rte_mempool_put(txq->zc_mp, z);
+			rte_mempool_put(txh->zc_mp, z);
 			z = NULL;
 			rc = 0;
 		}
 	}
 	if (rc == 0 && z == NULL)
-		rc = dpv_eth_copy(txq, &txq->build, &c, wr->len, &m);
-	if (rc == 0 && m->nb_segs > txq->port->max_segs)
+		rc = dpv_tx_copy(txh, &txh->build, &c, wr->len, &m);
+	if (rc == 0 && m->nb_segs > txh->caps->max_tx_segs)
 		rc = -E2BIG;
 	if (rc == 0) {
 		m->l2_len = info->l2_len;
@@ -368,49 +373,64 @@ static int tso_hw_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr,
 		m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_TCP_CKSUM |
 			       (info->l3 == DPV_L3_IPV4 ? RTE_MBUF_F_TX_IPV4 : RTE_MBUF_F_TX_IPV6) |
 			       (info->l3 == DPV_L3_IPV4 &&
-				(txq->port->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) ?
+				(txh->caps->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) ?
 				RTE_MBUF_F_TX_IP_CKSUM : 0);
-		if (rte_eth_tx_prepare(txq->port->port_id, txq->q->qid, &m, 1) != 1)
+		if (txh->ops->tx_prepare(txh->q, &m, 1) != 1)
 			rc = -E2BIG;
 	}
 	if (rc != 0) {
 		rte_pktmbuf_free(m);              /* the pieces drop their references ... */
 		if (z != NULL)
-			rte_mempool_put(txq->zc_mp, z);   /* ... ours is the last: no release */
+			rte_mempool_put(txh->zc_mp, z);   /* ... ours is the last: no release */
 		return rc;
 	}
 	if (z != NULL)
-		dpv_eth_zc_put(z);                /* the build's reference; the pieces keep theirs */
+		dpv_tx_zc_put(z);                /* the build's reference; the pieces keep theirs */
 	else
-		dpv_tx_released(wr->wqe);         /* all copied */
+		txh->released(wr->owner);         /* all copied */
 	*out = m;
 	return 0;
 }
 
-static int tso_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame)
+bool dpv_tx_tso_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
+			const struct dpv_tx_req *req)
 {
-	struct dpv_hdr_info info;
+	return dpv_offload_policy_of(ctl) != DPV_OFFLOAD_POLICY_HARDWARE ||
+	       (dpv_offload_forced(ctl) & DPV_OFFLOAD_TCP_TSO) ||
+	       tso_in_hw(caps, ctl, req, req->tso_info, req->len);
+}
 
-	dpv_tso_hdr_check(wr->tso_hdr, wr->tso_hdr_len, &info);
-	if (tso_in_hw(txq, wr, &info, wr->len)) {
-		int rc = tso_hw_build(txq, wr, &info, (struct rte_mbuf **)frame);
+bool dpv_tx_ip_csum_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl)
+{
+	return dpv_offload_policy_of(ctl) != DPV_OFFLOAD_POLICY_HARDWARE ||
+	       (caps->tx_offloads & HW_CSUM_OFFLOADS) ||
+	       (dpv_offload_forced(ctl) &
+		(DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM));
+}
+
+/* The port's segmentation where it gives the contract's segments, else software (the
+ * HARDWARE policy was checked while posting: dpv_tx_tso_allowed). */
+static int tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
+{
+	const struct dpv_hdr_info *info = wr->tso_info;
+
+	if (tso_in_hw(txh->caps, txh->ctl, wr, info, wr->len)) {
+		int rc = tso_hw_build(txh, wr, info, (struct rte_mbuf **)frame);
 
 		if (rc == 0) {
-			txq->cnt.tso_hw++;
+			txh->cnt.tso_hw++;
 			return 0;
 		}
 	}
-	if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE &&
-	    !(__atomic_load_n(&txq->port->sw_forced, __ATOMIC_RELAXED) & DPV_OFFLOAD_TCP_TSO))
-		return -EINVAL;                   /* as mlx5 without the offload */
-	/* segments the port would refuse: the WR fails when it executes (LOC_LEN_ERR) */
-	if ((uint32_t)wr->tso_hdr_len + RTE_MIN(wr->len, (uint32_t)wr->mss) > txq->port->max_tx_frame)
+	/* segments the port would refuse: the request fails when it executes */
+	if ((uint32_t)wr->tso_hdr_len + RTE_MIN(wr->len, (uint32_t)wr->mss) >
+	    txh->caps->max_tx_frame)
 		return -EMSGSIZE;
-	txq->cnt.tso_sw++;
-	return dpv_eth_tso_build(txq, wr, &info, frame);
+	txh->cnt.tso_sw++;
+	return dpv_tx_tso_build(txh, wr, frame);
 }
 
-int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **frame)
+int dpv_tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	struct dpv_hdr_info info = { 0 };
 	uint32_t copy_len;
@@ -418,34 +438,36 @@ int dpv_eth_tx_build(struct dpv_txq *txq, const struct dpv_tx_wr *wr, void **fra
 	int rc;
 
 	if (wr->flags & DPV_TX_TSO)
-		return tso_build(txq, wr, frame);
-	if (wr->flags & DPV_TX_IP_CSUM) {
-		if (txq->port->policy == DPV_OFFLOAD_POLICY_HARDWARE &&
-		    !(txq->port->tx_offloads & HW_TX_OFFLOADS & ~RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
-		    !(__atomic_load_n(&txq->port->sw_forced, __ATOMIC_RELAXED) &
-		      (DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM)))
-			return -EINVAL;
+		return tso_build(txh, wr, frame);
+	if (wr->flags & DPV_TX_IP_CSUM)
 		peek_headers(wr, &info);
-	}
-	copy_len = copy_length(txq, wr, &info);
-	if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txq->small_max)
-		rc = copy_small(txq, wr, &m);
+	copy_len = copy_length(txh, wr, &info);
+	if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txh->small_max)
+		rc = (m = dpv_tx_copy_one(txh, wr->seg[0].addr, wr->len)) ? 0 : -ENOMEM;
 	else
-		rc = build(txq, wr, copy_len, &m);
+		rc = build(txh, wr, copy_len, &m);
 	if (rc == -ENOBUFS || rc == -E2BIG)
-		rc = build(txq, wr, copy_len = wr->len, &m);
+		rc = build(txh, wr, copy_len = wr->len, &m);
 	if (rc != 0)
 		return rc;
 	if (wr->flags & DPV_TX_IP_CSUM)
-		csum_offload(txq, m, &info);
+		csum_offload(txh, m, &info);
 	if (copy_len == wr->len) {
-		txq->cnt.copied++;
-		dpv_tx_released(wr->wqe);       /* a copied frame holds no application memory */
+		txh->cnt.copied++;
+		txh->released(wr->owner);       /* a copied frame holds no application memory */
 	} else {
-		txq->cnt.zero_copy++;
+		txh->cnt.zero_copy++;
 	}
 	*frame = m;
 	return 0;
+}
+
+void dpv_tx_csum(struct dpv_txh *h, struct rte_mbuf *m)
+{
+	struct dpv_hdr_info info;
+
+	dpv_hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
+	csum_offload(h, m, &info);
 }
 
 static inline bool is_tso(const void *frame)
@@ -460,7 +482,7 @@ static inline struct tso_frame *to_tso(void *frame)
 
 /* Lay out packets of @frames in order; a TSO frame gives its next segments. Returns the
  * packets; owner[] says which frame each came from. */
-static uint16_t gather_packets(struct dpv_txq *txq, void **frames, uint16_t n,
+static uint16_t gather_packets(struct dpv_txh *txh, void **frames, uint16_t n,
 			       struct rte_mbuf **pkts, uint16_t *owner)
 {
 	uint16_t k = 0;
@@ -471,87 +493,142 @@ static uint16_t gather_packets(struct dpv_txq *txq, void **frames, uint16_t n,
 			pkts[k++] = frames[i];
 			continue;
 		}
-		uint16_t got = dpv_eth_tso_next(txq, to_tso(frames[i]), pkts + k, BURST_PKTS - k);
+		uint16_t got = dpv_tx_tso_next(txh, to_tso(frames[i]), pkts + k, BURST_PKTS - k);
 
 		for (uint16_t j = 0; j < got; j++)
 			owner[k + j] = i;
 		k += got;
-		if (!dpv_eth_tso_done(to_tso(frames[i])))
+		if (!dpv_tx_tso_done(to_tso(frames[i])))
 			break;                    /* the rest of it goes first next time */
 	}
 	return k;
 }
 
-uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, void **frames, uint16_t n)
+uint16_t dpv_tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
 {
 	struct rte_mbuf *pkts[BURST_PKTS];
 	uint16_t owner[BURST_PKTS], k, sent, taken;
 	uint32_t len[BURST_PKTS];
 
-	k = gather_packets(txq, frames, n, pkts, owner);
+	k = gather_packets(txh, frames, n, pkts, owner);
 	/* lengths now: a PMD may free what it takes inside tx_burst (net_null, tap, pcap) */
 	for (uint16_t j = 0; j < k; j++)
 		len[j] = pkts[j]->pkt_len;
-	dpv_spinlock_lock(&txq->q->lock);
-	sent = k ? rte_eth_tx_burst(txq->port->port_id, txq->q->qid, pkts, k) : 0;
-	dpv_spinlock_unlock(&txq->q->lock);
+	sent = k ? txh->ops->tx_burst(txh->q, pkts, k) : 0;
 	for (uint16_t j = 0; j < sent; j++)
-		txq->cnt.bytes += len[j];
-	txq->cnt.frames += sent;
+		txh->cnt.bytes += len[j];
+	txh->cnt.frames += sent;
 	/* packets of TSO frames the port did not take go back to their frames */
 	for (uint16_t j = k; j > sent; j--)
 		if (is_tso(frames[owner[j - 1]]))
-			dpv_eth_tso_unget(to_tso(frames[owner[j - 1]]), 1);
+			dpv_tx_tso_unget(to_tso(frames[owner[j - 1]]), 1);
 	/* frames wholly taken: those before the first packet not sent, if complete */
 	taken = sent < k ? owner[sent] : (k ? owner[k - 1] + 1 : 0);
 	if (taken > 0 && sent == k && is_tso(frames[taken - 1]) &&
-	    !dpv_eth_tso_done(to_tso(frames[taken - 1])))
+	    !dpv_tx_tso_done(to_tso(frames[taken - 1])))
 		taken--;
 	for (uint16_t i = 0; i < taken; i++)
 		if (is_tso(frames[i]))
-			dpv_eth_tso_free(to_tso(frames[i]));
+			dpv_tx_tso_free(to_tso(frames[i]));
 	return taken;
 }
 
-void dpv_eth_tx_drop(void *frame)
+void dpv_tx_drop(void *frame)
 {
 	if (is_tso(frame))
-		dpv_eth_tso_free(to_tso(frame));
+		dpv_tx_tso_free(to_tso(frame));
 	else
 		rte_pktmbuf_free(frame);
 }
 
-void dpv_eth_tx_reap(struct dpv_txq *txq)
+void dpv_tx_reap(struct dpv_txh *txh)
 {
-	if (!txq->port->tx_done_cleanup)
-		return;
-	dpv_spinlock_lock(&txq->q->lock);
-	rte_eth_tx_done_cleanup(txq->port->port_id, txq->q->qid, 0);
-	dpv_spinlock_unlock(&txq->q->lock);
+	if (txh->caps->tx_done_cleanup)
+		txh->ops->tx_reap(txh->q);
 }
 
-int dpv_eth_zc_pool_create(struct dpv_port *p, int socket)
+
+/* ---- transmitters and their zero-copy context pools (one per NUMA socket) ---- */
+
+static pthread_mutex_t zc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rte_mempool *zc_pools[RTE_MAX_NUMA_NODES];
+
+static struct rte_mempool *zc_pool_get(int socket)
 {
+	unsigned int i = socket < 0 ? 0 : (unsigned int)socket % RTE_MAX_NUMA_NODES;
 	char name[RTE_MEMPOOL_NAMESIZE];
 
-	if (p->zc_mp != NULL)
-		return 0;
-	snprintf(name, sizeof(name), "dpv_zc_%u", p->port_id);
-	p->zc_mp = rte_mempool_create(name, dpv_config()->mbufs_per_socket, sizeof(struct zc_ctx),
-				      dpv_config()->mbuf_cache, 0, NULL, NULL, NULL, NULL,
-				      socket, 0);
-	return p->zc_mp == NULL ? -ENOMEM : 0;
+	pthread_mutex_lock(&zc_lock);
+	if (zc_pools[i] == NULL) {
+		snprintf(name, sizeof(name), "dpv_zc_%u", i);
+		zc_pools[i] = rte_mempool_create(name, dpv_config()->mbufs_per_socket,
+						 sizeof(struct zc_ctx), dpv_config()->mbuf_cache, 0,
+						 NULL, NULL, NULL, NULL, socket, 0);
+	}
+	pthread_mutex_unlock(&zc_lock);
+	return zc_pools[i];
 }
 
-void dpv_eth_zc_pool_free(struct dpv_port *p)
+void dpv_tx_pools_release(void)
 {
-	if (p->zc_mp == NULL)
-		return;
-	if (rte_mempool_full(p->zc_mp)) {
-		rte_mempool_free(p->zc_mp);
-		p->zc_mp = NULL;
-	} else {
-		PMD_LOG(WARNING, "port %s: %u zero-copy sends were never released by the PMD; "
-			"keeping their memory", p->name, rte_mempool_in_use_count(p->zc_mp));
+	pthread_mutex_lock(&zc_lock);
+	for (unsigned int i = 0; i < RTE_MAX_NUMA_NODES; i++) {
+		if (zc_pools[i] == NULL)
+			continue;
+		if (rte_mempool_full(zc_pools[i])) {
+			rte_mempool_free(zc_pools[i]);
+			zc_pools[i] = NULL;
+		} else {
+			RTE_LOG(WARNING, USER1, "dpverbs: %u zero-copy sends were never released by "
+				"their port; keeping their memory\n",
+				rte_mempool_in_use_count(zc_pools[i]));
+		}
 	}
+	pthread_mutex_unlock(&zc_lock);
+}
+
+int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
+		 const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
+		 void (*released)(void *owner))
+{
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	if (caps->mp == NULL || caps->ext_mp == NULL)
+		return -ENODEV;
+	*h = (struct dpv_txh){
+		.ops = ops, .caps = caps, .ctl = ctl, .released = released,
+		.mp = caps->mp, .ext_mp = caps->ext_mp, .zc_mp = zc_pool_get(caps->socket_id),
+		.small_max = rte_pktmbuf_data_room_size(caps->mp) - RTE_PKTMBUF_HEADROOM,
+		.copy_max = dpv_config()->tx_copy_max,
+	};
+	if (h->zc_mp == NULL)
+		return -ENOMEM;
+	rc = ops->txq_attach(port, &h->q);
+	return rc;
+}
+
+void dpv_txh_close(struct dpv_txh *h)
+{
+	if (h->build.n)
+		rte_pktmbuf_free_bulk(h->build.m, h->build.n);
+	if (h->burst.n)
+		rte_pktmbuf_free_bulk(h->burst.m, h->burst.n);
+	h->build.n = h->burst.n = 0;
+	if (h->q != NULL)
+		h->ops->txq_detach(h->q);
+	h->q = NULL;
+}
+
+void dpv_tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c)
+{
+	to->frames += c->frames;
+	to->bytes += c->bytes;
+	to->copied += c->copied;
+	to->zero_copy += c->zero_copy;
+	to->tso_hw += c->tso_hw;
+	to->tso_sw += c->tso_sw;
+	to->tso_segments_sw += c->tso_segments_sw;
+	to->csum_hw += c->csum_hw;
+	to->csum_sw += c->csum_sw;
 }

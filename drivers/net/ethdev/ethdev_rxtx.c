@@ -1,0 +1,38 @@
+/* Bursts on ethdev queues. Every burst takes its queue's lock: a queue one user holds
+ * alone becomes shared when users outnumber queues, and an unlocked burst already under way
+ * would then race the new user's (an uncontended lock costs a few instructions per burst). */
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "ethdev_priv.h"
+
+uint16_t dpv_eth_tx_burst(struct dpv_txq *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent;
+
+	dpv_spinlock_lock(&q->lock);
+	sent = rte_eth_tx_burst(q->port_id, q->qid, pkts, n);
+	dpv_spinlock_unlock(&q->lock);
+	return sent;
+}
+
+uint16_t dpv_eth_tx_prepare(struct dpv_txq *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_prepare(q->port_id, q->qid, pkts, n);
+}
+
+void dpv_eth_tx_reap(struct dpv_txq *q)
+{
+	dpv_spinlock_lock(&q->lock);
+	rte_eth_tx_done_cleanup(q->port_id, q->qid, 0);
+	dpv_spinlock_unlock(&q->lock);
+}
+
+uint16_t dpv_eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t got = 0;
+
+	for (uint16_t q = 0; q < p->nb_rxq && got < n; q++)
+		got += rte_eth_rx_burst(p->port_id, q, pkts + got, n - got);
+	return got;
+}

@@ -1,0 +1,113 @@
+/* Frames from gather lists, for any transport: a transmitter (struct dpv_txh) turns a request
+ * (a checked gather list, inline or from registered memory, with IP_CSUM or TSO) into a frame
+ * on one of a port's queues, choosing per frame between the port's offloads and byte-identical
+ * software (the offload policy), copying or attaching memory without a copy (zero-copy), and
+ * tells its owner when a request's memory is no longer used by any frame. Verbs-free.
+ * Functions return 0 or a negative errno unless they say otherwise. */
+#ifndef DPV_TX_H
+#define DPV_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "dpv_driver.h"
+#include "dpv_offload.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+/* One piece of a frame's gather list, already checked by the caller. */
+struct dpv_tx_seg {
+	const void *addr;
+	uint32_t len;
+};
+
+enum dpv_tx_flags {
+	DPV_TX_IP_CSUM = 1 << 0,   /* compute IPv4 header and TCP/UDP checksums */
+	DPV_TX_TSO     = 1 << 1,   /* segment: tso_hdr + payload, mss bytes per frame */
+	DPV_TX_INLINE  = 1 << 2,   /* segments are the caller's memory: copy them now */
+};
+
+/* What to send. */
+struct dpv_tx_req {
+	const struct dpv_tx_seg *seg;
+	uint16_t nseg;
+	uint32_t flags;            /* enum dpv_tx_flags */
+	uint32_t len;              /* bytes in seg[] */
+	const void *tso_hdr;
+	const struct dpv_hdr_info *tso_info;   /* tso_hdr parsed (dpv_tso_hdr_check) */
+	uint16_t tso_hdr_len;
+	uint16_t mss;
+	void *owner;               /* passed to the transmitter's released() */
+};
+
+/* Transmit counters of one transmitter, summed per port. */
+struct dpv_tx_counters {
+	uint64_t frames, bytes, copied, zero_copy;
+	uint64_t tso_hw, tso_sw, tso_segments_sw, csum_hw, csum_sw;
+};
+
+#define DPV_TX_STASH 64
+
+/* mbufs taken from a pool in bulk, handed out one at a time by one thread. */
+struct dpv_mbuf_stash {
+	uint16_t n;
+	struct rte_mbuf *m[DPV_TX_STASH];
+};
+
+/* A user's handle on a port queue: what it builds frames with. Frames are built by the
+ * posting thread (dpv_tx_build) and software TSO segments by the thread that bursts
+ * (dpv_tx_burst): each side has a stash and counters of its own, so neither needs a lock. */
+struct dpv_txh {
+	const struct dpv_driver_ops *ops;
+	struct dpv_txq *q;
+	const struct dpv_port_caps *caps;
+	const struct dpv_offload_ctl *ctl;
+	void (*released)(void *owner);    /* a request's memory is no longer used */
+	struct rte_mempool *mp, *ext_mp, *zc_mp;
+	uint32_t small_max;        /* frames up to this size fit one mbuf of mp */
+	uint32_t copy_max;         /* non-inline frames up to this size are copied anyway */
+	struct dpv_mbuf_stash build;   /* dpv_tx_build's mbufs */
+	struct dpv_mbuf_stash burst;   /* dpv_tx_burst's: software TSO segments */
+	struct dpv_tx_counters cnt;    /* frames, bytes, tso_segments_sw: burst side; others: build */
+	TAILQ_ENTRY(dpv_txh) next;     /* its owner's list (statistics) */
+};
+
+/* Attach @h to a queue of @port (its caps and offload control must outlive it). */
+int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
+		 const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
+		 void (*released)(void *owner));
+void dpv_txh_close(struct dpv_txh *h);
+void dpv_tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c);
+
+/* Build the frame(s) of one request; inline data is copied here. -EMSGSIZE: the port cannot
+ * carry it; -ENOMEM/-ENOBUFS: no mbufs now. released(req->owner) is called once the frame
+ * holds none of the caller's memory: at once for a copied frame, when the port freed the
+ * last attached buffer for a zero-copy one. */
+int dpv_tx_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame);
+/* The common case, inlined by fast paths: one contiguous piece copied into one mbuf
+ * (@len <= h->small_max). NULL: no mbuf now. */
+struct rte_mbuf *dpv_tx_copy_one(struct dpv_txh *h, const void *data, uint32_t len);
+/* IP_CSUM on a built single-mbuf frame: in the port where it can, else in software. */
+void dpv_tx_csum(struct dpv_txh *h, struct rte_mbuf *m);
+/* Hand built frames to the port; returns how many it took wholly, in order. */
+uint16_t dpv_tx_burst(struct dpv_txh *h, void **frames, uint16_t n);
+/* Drop a built frame that will never be sent (flush). */
+void dpv_tx_drop(void *frame);
+/* Ask the port to release transmitted buffers. */
+void dpv_tx_reap(struct dpv_txh *h);
+
+/* Offload decisions the layers above check while posting (same answer as dpv_tx_build). */
+/* May IP_CSUM be asked at all? (false only when the HARDWARE policy meets a port without
+ * checksum offloads and nothing forced to software) */
+bool dpv_tx_ip_csum_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl);
+/* May this TSO request be executed? (false when the HARDWARE policy forbids software and the
+ * port cannot segment it) */
+bool dpv_tx_tso_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
+			const struct dpv_tx_req *req);
+
+/* Free the zero-copy context pools once every context came back (at exit). */
+void dpv_tx_pools_release(void);
+
+#endif

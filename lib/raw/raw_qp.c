@@ -1,0 +1,83 @@
+/* The RAW_PACKET transport: a QP is a queue of whole Ethernet frames on its device's port.
+ * Its transmitter (lib/offload) is opened when the QP leaves RESET; the fast send path of
+ * raw_fast.c is chosen when a direct-mode QP enters RTS (as mlx5 picks its WR builders). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "verbs_priv.h"
+
+static int raw_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
+{
+	if (a->srq != NULL)
+		return -EOPNOTSUPP;
+	qp->lim.ip_csum = true;           /* IBV_DEVICE_RAW_IP_CSUM */
+	return 0;
+}
+
+static void raw_destroy(struct dpv_qp *qp)
+{
+	if (qp->txh == NULL)
+		return;
+	dpv_device_txh_close(qp->ctx->dev, qp->txh);
+	free(qp->txh);
+	qp->txh = NULL;
+}
+
+/* Direct mode: the thread that posts is the one that touches the port's queue and pool; say
+ * so when it runs on another NUMA socket than the port (service mode picks a local lcore). */
+static void check_placement(struct dpv_qp *qp)
+{
+	int port = qp->ctx->dev->caps.socket_id, me = dpv_socket_of_caller();
+
+	if (!qp->service && port >= 0 && me >= 0 && me != port)
+		VERBS_LOG(WARNING, "QP %#x: its port %s is on NUMA socket %d, this thread on socket "
+			  "%d (cross-socket traffic in direct mode): run the posting thread on an lcore "
+			  "of socket %d, or use service mode", qp->ibqp.qp_num,
+			  qp->ctx->dev->caps.name, port, me, port);
+}
+
+static int open_txh(struct dpv_qp *qp)
+{
+	struct dpv_txh *h = calloc(1, sizeof(*h));
+	int rc;
+
+	if (h == NULL)
+		return -ENOMEM;
+	rc = dpv_device_txh_open(qp->ctx->dev, h, dpv_wqe_release);
+	if (rc != 0) {
+		free(h);
+		return rc;
+	}
+	qp->txh = h;
+	return 0;
+}
+
+static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
+{
+	int rc = 0;
+
+	if (next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET && qp->txh == NULL)
+		rc = open_txh(qp);
+	if (rc == 0 && next == IBV_QPS_INIT && qp->service)
+		rc = dpv_service_qp_add(qp);
+	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
+		check_placement(qp);
+	/* the fast path for direct-mode QPs in RTS, the generic one otherwise */
+	qp->post_send = next == IBV_QPS_RTS && !qp->service ? dpv_raw_post_send_fast :
+			dpv_raw_post_send;
+	return rc;
+}
+
+const struct dpv_transport_ops dpv_raw_transport = {
+	.name = "raw_packet",
+	.create = raw_create,
+	.destroy = raw_destroy,
+	.prepare_state = raw_prepare_state,
+	.post_send = dpv_raw_post_send,
+	.progress = dpv_raw_progress,
+	.flush = dpv_raw_flush,
+	.reset = dpv_raw_reset,
+	.port_rx = dpv_raw_port_rx,
+	.port_rx_wanted = dpv_raw_port_rx_wanted,
+	.service = true,
+};

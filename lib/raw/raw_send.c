@@ -1,0 +1,401 @@
+/* RAW_PACKET sends, the generic path: walk the list in order, check each WR (the verbs core's
+ * table, then this port's offload policy), take an SQ slot, have lib/offload build its frame
+ * (direct mode) or keep a descriptor for the service lcore (service mode), and hand the
+ * frames of [sent, head) to the port once per list. A WR completes when no frame holds its
+ * memory any more (dpv_wqe_release). raw_fast.c takes the common case before this. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+
+#include "verbs_priv.h"
+
+#define PEEK_LEN 22     /* Ethernet + two VLAN tags + the next ethertype */
+#define BURST_MAX 64
+
+/* The frame's first bytes, for the VLAN count of the frame-size check. */
+static const uint8_t *frame_peek(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *buf,
+				 uint32_t *len)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	*len = 0;
+	for (int i = 0; i < wr->num_sge && *len < PEEK_LEN; i++) {
+		const struct ibv_sge *sge = &wr->sg_list[i];
+		uint32_t take = RTE_MIN(sge->length, PEEK_LEN - *len);
+		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
+
+		if (take == 0)
+			continue;
+		if (!inl && dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, take, &va) == NULL)
+			return NULL;
+		memcpy(buf + *len, va, take);
+		*len += take;
+	}
+	return buf;
+}
+
+/* Note @mr among the WR's MRs (once, however many SGEs name it). */
+static void note_mr(struct dpv_wqe *w, uint8_t *nb, struct dpv_mr *mr)
+{
+	for (uint8_t i = 0; i < *nb; i++)
+		if (w->mrs[i] == mr)
+			return;
+	w->mrs[(*nb)++] = mr;
+}
+
+/* The gather list as lib/offload sees it: zero-length SGEs dropped, non-inline SGEs checked
+ * against their MR (a failure is an execution error, reported by a completion) and their MRs
+ * noted in w->mrs (@nb_mr of them). */
+static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wqe *w,
+		  struct dpv_tx_seg *seg, uint16_t *nseg, uint8_t *nb_mr)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	*nseg = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *sge = &wr->sg_list[i];
+		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
+		struct dpv_mr *mr;
+
+		if (sge->length == 0)
+			continue;
+		if (!inl) {
+			mr = dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
+			if (unlikely(mr == NULL))
+				return IBV_WC_LOC_PROT_ERR;
+			note_mr(w, nb_mr, mr);
+		}
+		seg[*nseg].addr = va;
+		seg[(*nseg)++].len = sge->length;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+/* A frame that still points into MRs holds them until it is released (so that ibv_dereg_mr
+ * says EBUSY meanwhile); a copied one was released while it was built. */
+static void hold_mrs(struct dpv_wqe *w, uint8_t nb_mr)
+{
+	if (__atomic_load_n(&w->released, __ATOMIC_ACQUIRE))
+		return;
+	for (uint8_t i = 0; i < nb_mr; i++)
+		__atomic_fetch_add(&w->mrs[i]->refs, 1, __ATOMIC_ACQUIRE);
+	w->nb_mr = nb_mr;
+}
+
+/* Service mode: keep what the service lcore needs to build the frame in the slot — the gather
+ * list is there already; inline data and the TSO header are copied now (the application may
+ * reuse them when ibv_post_send returns). The WR holds its MRs until it is released. */
+static void sq_defer(struct dpv_qp *qp, struct dpv_wqe *w, struct dpv_tx_seg *seg,
+		     const struct dpv_tx_req *req, uint8_t nb_mr)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint8_t *data = sq->desc_data + (size_t)(sq->post & sq->mask) * sq->data_stride;
+	struct dpv_tx_desc *d = &sq->desc[sq->post & sq->mask];
+	uint32_t off = 0;
+
+	*d = (struct dpv_tx_desc){ .flags = req->flags, .nseg = req->nseg, .mss = req->mss,
+				   .tso_hdr_len = req->tso_hdr_len };
+	if (req->flags & DPV_TX_TSO)
+		d->tso_info = *req->tso_info;
+	if (req->flags & DPV_TX_INLINE) {
+		for (uint16_t i = 0; i < req->nseg; i++) {
+			memcpy(data + off, seg[i].addr, seg[i].len);
+			off += seg[i].len;
+		}
+		seg[0] = (struct dpv_tx_seg){ data, off };
+		d->nseg = off ? 1 : 0;
+	}
+	if (req->flags & DPV_TX_TSO)
+		memcpy(data + off, req->tso_hdr, req->tso_hdr_len);
+	w->deferred = 1;
+	hold_mrs(w, nb_mr);
+}
+
+/* Direct mode: the frame is built now. One the port cannot carry fails when the WR
+ * executes, as on hardware. */
+static int build_now(struct dpv_qp *qp, struct dpv_wqe *w, const struct dpv_tx_req *req,
+		     uint8_t nb_mr)
+{
+	int rc = dpv_tx_build(qp->txh, req, &w->frame);
+
+	if (rc == 0)
+		hold_mrs(w, nb_mr);
+	if (rc == -EMSGSIZE) {
+		w->status = IBV_WC_LOC_LEN_ERR;
+		w->frame = NULL;
+		rc = 0;
+	}
+	return rc;
+}
+
+static uint32_t req_flags(const struct ibv_send_wr *wr)
+{
+	return (wr->send_flags & IBV_SEND_INLINE ? DPV_TX_INLINE : 0) |
+	       (wr->send_flags & IBV_SEND_IP_CSUM ? DPV_TX_IP_CSUM : 0) |
+	       (wr->opcode == IBV_WR_TSO ? DPV_TX_TSO : 0);
+}
+
+static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len,
+		       const struct dpv_hdr_info *tso_info)
+{
+	struct dpv_sq *sq = &qp->sq;
+	struct dpv_wqe *w = &sq->wqe[sq->post & sq->mask];
+	struct dpv_tx_seg local[32];
+	struct dpv_tx_seg *seg = qp->service ?
+				 &sq->desc_seg[(size_t)(sq->post & sq->mask) * sq->max_sge] : local;
+	struct dpv_tx_req req = { .seg = seg, .owner = w, .len = len, .flags = req_flags(wr) };
+	enum ibv_qp_state state = dpv_qp_state(qp);
+	uint8_t nb_mr = 0;
+	int rc = 0;
+
+	*w = (struct dpv_wqe){
+		.wr_id = wr->wr_id,
+		.opcode = dpv_wr_wc_opcode(wr->opcode),
+		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
+		.byte_len = len,
+		.mrs = w->mrs,
+	};
+	/* In SQE and ERR the WR is accepted and flushed by the next progress. */
+	if (state == IBV_QPS_RTS || state == IBV_QPS_SQD) {
+		w->status = gather(qp, wr, w, seg, &req.nseg, &nb_mr);
+		if (w->status == IBV_WC_SUCCESS) {
+			if (req.flags & DPV_TX_TSO) {
+				req.tso_hdr = wr->tso.hdr;
+				req.tso_hdr_len = wr->tso.hdr_sz;
+				req.tso_info = tso_info;
+				req.mss = wr->tso.mss;
+			}
+			if (qp->service)
+				sq_defer(qp, w, seg, &req, nb_mr);
+			else
+				rc = build_now(qp, w, &req, nb_mr);
+		}
+	}
+	if (rc == 0) {
+		sq->post++;                       /* published with the list */
+		qp->tx_wrs++;
+		qp->tx_bytes += w->byte_len;
+	}
+	return rc;
+}
+
+/* What this port's offload policy refuses while posting, whatever the progress mode: an
+ * IP_CSUM or TSO WR the HARDWARE policy cannot give the port (EINVAL, as mlx5 without the
+ * offload). */
+static int check_offload(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t len,
+			 const struct dpv_hdr_info *tso_info)
+{
+	const struct dpv_device *d = qp->ctx->dev;
+
+	if ((wr->send_flags & IBV_SEND_IP_CSUM) && !dpv_tx_ip_csum_allowed(&d->caps, &d->offload))
+		return -EINVAL;
+	if (wr->opcode == IBV_WR_TSO) {
+		struct dpv_tx_seg seg[32];
+		struct dpv_tx_req req = { .seg = seg, .len = (uint32_t)len, .tso_hdr = wr->tso.hdr,
+					  .tso_hdr_len = wr->tso.hdr_sz, .mss = wr->tso.mss,
+					  .tso_info = tso_info };
+
+		for (int i = 0; i < wr->num_sge && i < 32; i++)
+			if (wr->sg_list[i].length != 0)
+				seg[req.nseg++] = (struct dpv_tx_seg){
+					(void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length };
+		if (!dpv_tx_tso_allowed(&d->caps, &d->offload, &req))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint8_t peek[PEEK_LEN];
+	const uint8_t *l2 = NULL;
+	uint32_t l2_len = 0;
+	uint64_t len = 0, t0 = dpv_cyc_start();
+	struct dpv_hdr_info tso_info;
+	int rc;
+
+	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
+		len = dpv_wr_length(wr);
+	rc = dpv_wr_check_basic(&qp->lim, wr, len);
+	if (unlikely(rc != 0))
+		return rc;
+	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
+		     qp->sq.max_wr))
+		return -ENOMEM;
+	if (unlikely(len > qp->lim.max_frame) && wr->opcode == IBV_WR_SEND)
+		l2 = frame_peek(qp, wr, peek, &l2_len);
+	rc = dpv_wr_check_shape(&qp->lim, wr, len, l2, l2_len, &tso_info);
+	if (rc == 0 && (wr->send_flags & IBV_SEND_IP_CSUM || wr->opcode == IBV_WR_TSO))
+		rc = check_offload(qp, wr, len, &tso_info);
+	dpv_cyc_add(qp, DPV_CYC_VALIDATE, t0);
+	if (likely(rc == 0)) {
+		t0 = dpv_cyc_start();
+		rc = sq_post_one(qp, wr, (uint32_t)len, &tso_info);
+		dpv_cyc_add(qp, DPV_CYC_BUILD, t0);
+	}
+	return rc;
+}
+
+/* The list from @wr on, QP lock held; 0 or a negative errno with *bad_wr set. */
+int dpv_raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	enum ibv_qp_state state = dpv_qp_state(qp);
+	uint32_t posted = 0;
+	int rc = 0;
+
+	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
+		rc = -EINVAL;
+	while (rc == 0 && wr != NULL) {
+		rc = post_one(qp, wr);
+		if (rc != 0)
+			break;
+		posted++;
+		wr = wr->next;
+	}
+	if (posted != 0) {
+		/* a service lcore reads the WQEs once it sees the new head */
+		__atomic_store_n(&qp->sq.head, qp->sq.post, __ATOMIC_RELEASE);
+		if (!qp->service)
+			dpv_raw_progress(qp);      /* one doorbell for the whole list */
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+int dpv_raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	int rc;
+
+	dpv_qp_lock(qp);
+	rc = dpv_raw_post_list(qp, wr, bad_wr);
+	dpv_qp_unlock(qp);
+	return rc;
+}
+
+/* Service lcore: build the frame of a WR the posting thread only checked. Returns false when
+ * it must wait (no mbufs now); a WR that cannot be built fails as it executes. */
+static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slot)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint8_t *data = sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
+	const struct dpv_tx_desc *d = &sq->desc[slot & sq->mask];
+	struct dpv_tx_req req = {
+		.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge], .nseg = d->nseg,
+		.flags = d->flags, .len = w->byte_len, .owner = w, .mss = d->mss,
+		/* the header follows the inline data in the slot's copy */
+		.tso_hdr = data + (d->flags & DPV_TX_INLINE ? w->byte_len : 0),
+		.tso_hdr_len = d->tso_hdr_len, .tso_info = &d->tso_info,
+	};
+	int rc = dpv_tx_build(qp->txh, &req, &w->frame);
+
+	if (rc == -ENOMEM || rc == -ENOBUFS)
+		return false;
+	w->deferred = 0;
+	if (rc != 0) {
+		w->frame = NULL;
+		w->status = rc == -EMSGSIZE ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_QP_OP_ERR;
+	}
+	return true;
+}
+
+/* Hand [sent, head) to the port in bursts until it stops taking frames, or up to a WR that
+ * failed when it executed: that one completes in error and the QP goes to SQE. */
+static void sq_kick(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+	void *frames[BURST_MAX];
+	struct dpv_wqe *wqes[BURST_MAX];
+	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
+
+	while (sq->sent != head && dpv_qp_state(qp) == IBV_QPS_RTS) {
+		uint16_t n = 0, took;
+		struct dpv_wqe *w;
+		bool wait = false;
+
+		while (n < BURST_MAX && sq->sent + n != head) {
+			w = &sq->wqe[(sq->sent + n) & sq->mask];
+			if (w->deferred && !sq_build_deferred(qp, w, sq->sent + n)) {
+				wait = true;          /* no mbufs: the rest waits for the next round */
+				break;
+			}
+			if (w->frame == NULL)
+				break;
+			wqes[n] = w;
+			frames[n++] = w->frame;
+		}
+		uint64_t t0 = dpv_cyc_start();
+
+		took = n ? dpv_tx_burst(qp->txh, frames, n) : 0;
+		dpv_cyc_add(qp, DPV_CYC_BURST, t0);
+		for (uint16_t i = 0; i < took; i++)
+			wqes[i]->frame = NULL;
+		sq->sent += took;
+		qp->tx_frames += took;
+		if (took < n || wait)
+			return;
+		if (n == 0) {
+			/* the WR at sent failed when it executed (no frame) */
+			w = &sq->wqe[sq->sent & sq->mask];
+			dpv_wqe_release(w);
+			sq->sent++;
+			qp->tx_errors++;
+			dpv_qp_set_state(qp, IBV_QPS_SQE);
+		}
+	}
+}
+
+/* Every WR not yet handed to the port completes with FLUSH_ERR. */
+static void sq_flush_unsent(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
+
+	for (; sq->sent != head; sq->sent++) {
+		struct dpv_wqe *w = &sq->wqe[sq->sent & sq->mask];
+
+		if (w->frame != NULL)
+			dpv_tx_drop(w->frame);
+		w->frame = NULL;
+		w->deferred = 0;
+		w->status = IBV_WC_WR_FLUSH_ERR;
+		dpv_wqe_release(w);
+	}
+}
+
+/* Reap only when something sent is still held by the port. */
+static void sq_reap(struct dpv_qp *qp)
+{
+	if (qp->sq.done != qp->sq.sent && qp->txh != NULL)
+		dpv_tx_reap(qp->txh);
+}
+
+void dpv_raw_progress(struct dpv_qp *qp)
+{
+	enum ibv_qp_state state = dpv_qp_state(qp);
+
+	if (state == IBV_QPS_RTS) {
+		sq_kick(qp);
+		state = dpv_qp_state(qp);
+	}
+	if (state == IBV_QPS_SQE || state == IBV_QPS_ERR)
+		sq_flush_unsent(qp);
+	sq_reap(qp);
+	dpv_sq_complete(qp);
+}
+
+void dpv_raw_flush(struct dpv_qp *qp)
+{
+	sq_flush_unsent(qp);
+	dpv_sq_complete(qp);
+}
+
+bool dpv_raw_reset(struct dpv_qp *qp)
+{
+	sq_flush_unsent(qp);
+	if (!dpv_sq_wait_released(qp, sq_reap))
+		return false;
+	dpv_sq_clear(&qp->sq);
+	return true;
+}

@@ -1,0 +1,60 @@
+/* Progress does not depend on which CQ the application polls: polling any CQ of a context,
+ * or waiting in ibv_get_cq_event, progresses every QP of that context (transmit reaping and
+ * completions, and later transport timers) and receives what its device's port has. A send
+ * completion therefore never waits for the application to poll some other CQ (a zero-copy
+ * frame looped back on net_ring is freed only when the port's receive side takes it). */
+#include <rte_mbuf.h>
+
+#include "verbs_priv.h"
+
+#define RX_BURST 32
+
+void dpv_context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
+{
+	dpv_spinlock_lock(&ctx->qps_lock);
+	TAILQ_INSERT_TAIL(&ctx->qps, qp, ctx_next);
+	dpv_spinlock_unlock(&ctx->qps_lock);
+}
+
+void dpv_context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
+{
+	dpv_spinlock_lock(&ctx->qps_lock);
+	TAILQ_REMOVE(&ctx->qps, qp, ctx_next);
+	dpv_spinlock_unlock(&ctx->qps_lock);
+}
+
+/* A burst of the port's frames to each transport (RAW_PACKET's steering takes them now; the
+ * RoCE transports will take theirs first), then freed in bulk. One receiver at a time: a
+ * thread that finds the port busy does not wait. */
+void dpv_port_rx_poll(struct dpv_device *dev)
+{
+	struct rte_mbuf *frames[RX_BURST];
+	uint16_t n;
+
+	if (!dpv_raw_transport.port_rx_wanted(dev) || !dpv_spinlock_trylock(&dev->rx_lock))
+		return;
+	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
+	if (n > 0) {
+		dpv_raw_transport.port_rx(dev, frames, n);
+		dev->rx_frames += n;
+	}
+	dpv_spinlock_unlock(&dev->rx_lock);
+	if (n > 0)
+		rte_pktmbuf_free_bulk(frames, n);
+}
+
+void dpv_context_progress(struct dpv_context *ctx)
+{
+	struct dpv_qp *qp;
+
+	dpv_spinlock_lock(&ctx->qps_lock);
+	TAILQ_FOREACH(qp, &ctx->qps, ctx_next) {
+		if (qp->service)
+			continue;                 /* its service lcore does this */
+		dpv_qp_lock(qp);
+		qp->ops->progress(qp);
+		dpv_qp_unlock(qp);
+	}
+	dpv_spinlock_unlock(&ctx->qps_lock);
+	dpv_port_rx_poll(ctx->dev);
+}
