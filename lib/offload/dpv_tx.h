@@ -74,6 +74,17 @@ struct dpv_txh {
 	TAILQ_ENTRY(dpv_txh) next;     /* its owner's list (statistics) */
 };
 
+/* Refill @s from @h's pool; one mbuf, or NULL when the pool is empty. */
+struct rte_mbuf *dpv_tx_stash_refill(struct dpv_txh *h, struct dpv_mbuf_stash *s);
+
+/* An mbuf of @h's pool from stash @s (&h->build or &h->burst). */
+static inline struct rte_mbuf *dpv_tx_mbuf(struct dpv_txh *h, struct dpv_mbuf_stash *s)
+{
+	if (__builtin_expect(s->n == 0, 0))
+		return dpv_tx_stash_refill(h, s);
+	return s->m[--s->n];
+}
+
 /* Attach @h to a queue of @port (its caps and offload control must outlive it). */
 int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
 		 const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,

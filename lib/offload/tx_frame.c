@@ -46,13 +46,11 @@ uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 }
 
 /* An mbuf from a stash of the QP, refilled from the pool in bulk. */
-struct rte_mbuf *dpv_tx_mbuf(struct dpv_txh *txh, struct dpv_mbuf_stash *s)
+struct rte_mbuf *dpv_tx_stash_refill(struct dpv_txh *txh, struct dpv_mbuf_stash *s)
 {
-	if (unlikely(s->n == 0)) {
-		if (rte_pktmbuf_alloc_bulk(txh->mp, s->m, DPV_TX_STASH) != 0)
-			return rte_pktmbuf_alloc(txh->mp);
-		s->n = DPV_TX_STASH;
-	}
+	if (rte_pktmbuf_alloc_bulk(txh->mp, s->m, DPV_TX_STASH) != 0)
+		return rte_pktmbuf_alloc(txh->mp);
+	s->n = DPV_TX_STASH;
 	return s->m[--s->n];
 }
 

@@ -26,8 +26,6 @@ struct zc_ctx {
 #define FRAME_TSO 1u               /* tag bit of a frame pointer: a TSO segmenter */
 
 uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p);
-/* An mbuf of @h's pool from stash @s (&h->build or &h->burst). */
-struct rte_mbuf *dpv_tx_mbuf(struct dpv_txh *h, struct dpv_mbuf_stash *s);
 /* Append @len bytes from the cursor to @m (NULL: a new chain) as copies, in mbufs of @s. */
 int dpv_tx_copy(struct dpv_txh *h, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
 		struct rte_mbuf **m);

@@ -11,6 +11,7 @@ static int raw_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	if (a->srq != NULL)
 		return -EOPNOTSUPP;
 	qp->lim.ip_csum = true;           /* IBV_DEVICE_RAW_IP_CSUM */
+	qp->fast_sge = RTE_MIN(qp->lim.max_send_sge, 4u);
 	return 0;
 }
 
@@ -52,6 +53,23 @@ static int open_txh(struct dpv_qp *qp)
 	return 0;
 }
 
+/* The fast path's size limits folded into one number each: the port's frame without a VLAN
+ * tag (the generic path counts tags), one mbuf, and INLINE's limit or, without INLINE, the
+ * size above which a frame is attached instead of copied. */
+static void fast_limits(struct dpv_qp *qp)
+{
+	const struct dpv_txh *h = qp->txh;
+	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
+
+	qp->fast_max_inline = RTE_MIN(one, (uint64_t)qp->lim.max_inline_data);
+	qp->fast_max_copy = h->caps->zero_copy ? RTE_MIN(one, (uint64_t)h->copy_max) : one;
+	/* below an Ethernet header nothing passes (the compare subtracts 14) */
+	if (qp->fast_max_inline < 14)
+		qp->fast_max_inline = 14;
+	if (qp->fast_max_copy < 14)
+		qp->fast_max_copy = 14;
+}
+
 static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 {
 	int rc = 0;
@@ -63,8 +81,12 @@ static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
 		check_placement(qp);
 	/* the fast path for direct-mode QPs in RTS, the generic one otherwise */
-	qp->post_send = next == IBV_QPS_RTS && !qp->service ? dpv_raw_post_send_fast :
-			dpv_raw_post_send;
+	if (rc == 0 && next == IBV_QPS_RTS && !qp->service && qp->txh != NULL) {
+		fast_limits(qp);
+		__atomic_store_n(&qp->post_send, dpv_raw_post_send_fast, __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&qp->post_send, dpv_raw_post_send, __ATOMIC_RELAXED);
+	}
 	return rc;
 }
 

@@ -292,7 +292,7 @@ void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 
 static void cq_progress(struct dpv_cq *cq)
 {
-	dpv_context_progress(to_dctx(cq->ibcq.context));
+	dpv_context_progress(to_dctx(cq->ibcq.context), cq, NULL);
 }
 
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -341,7 +341,7 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
  * a PMD to give back buffers, which happens only when someone asks. */
 static void channel_progress(struct dpv_channel *ch)
 {
-	dpv_context_progress(to_dctx(ch->ibch.context));
+	dpv_context_progress(to_dctx(ch->ibch.context), NULL, &ch->ibch);
 }
 
 /* Wait for the channel's fd to be readable, driving progress every millisecond meanwhile.

@@ -10,8 +10,6 @@
 
 #include "verbs_priv.h"
 
-#define LKEY_INDEX_BITS 24
-#define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
 
 #define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | \
@@ -71,24 +69,6 @@ static void table_remove(struct dpv_mr_table *t, struct dpv_mr *mr)
 	dpv_spinlock_lock(&t->lock);
 	t->slot[mr->ibmr.lkey & LKEY_INDEX_MASK] = NULL;
 	dpv_spinlock_unlock(&t->lock);
-}
-
-struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t lkey,
-			     uint64_t addr, uint32_t len, uint8_t **va)
-{
-	struct dpv_mr_table *t = ctx->mrs;
-	uint32_t i = lkey & LKEY_INDEX_MASK;
-	struct dpv_mr *mr;
-
-	if (i >= t->size)
-		return NULL;
-	mr = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
-	if (mr == NULL || mr->ibmr.lkey != lkey || mr->pd != pd)
-		return NULL;
-	if (addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len)
-		return NULL;
-	*va = mr->va + (addr - mr->iova);
-	return mr;
 }
 
 static int check_access(unsigned int access)

@@ -43,16 +43,31 @@ void dpv_port_rx_poll(struct dpv_device *dev)
 		rte_pktmbuf_free_bulk(frames, n);
 }
 
-void dpv_context_progress(struct dpv_context *ctx)
+/* A QP in a thread domain has no lock: its application promised that one thread at a time
+ * uses it, and that covers its own CQs only. Another thread polling an unrelated CQ of the
+ * context must not progress it. */
+static bool may_progress(const struct dpv_qp *qp, const struct dpv_cq *cq,
+			 const struct ibv_comp_channel *ch)
+{
+	if (!qp->lockless)
+		return true;
+	if (cq != NULL)
+		return qp->scq == cq || qp->rcq == cq;
+	return ch != NULL && (qp->scq->ibcq.channel == ch || qp->rcq->ibcq.channel == ch);
+}
+
+void dpv_context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
+			  const struct ibv_comp_channel *ch)
 {
 	struct dpv_qp *qp;
 
 	dpv_spinlock_lock(&ctx->qps_lock);
 	TAILQ_FOREACH(qp, &ctx->qps, ctx_next) {
-		if (qp->service)
-			continue;                 /* its service lcore does this */
+		if (!may_progress(qp, cq, ch))
+			continue;
 		dpv_qp_lock(qp);
-		qp->ops->progress(qp);
+		if (!qp->service)         /* a service-mode QP's service lcore does this */
+			qp->ops->progress(qp);
 		dpv_qp_unlock(qp);
 	}
 	dpv_spinlock_unlock(&ctx->qps_lock);

@@ -165,7 +165,7 @@ int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 			*bad_wr = NULL;
 		return EINVAL;
 	}
-	return -qp->post_send(qp, wr, bad_wr);
+	return -__atomic_load_n(&qp->post_send, __ATOMIC_RELAXED)(qp, wr, bad_wr);
 }
 
 DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)

@@ -160,9 +160,29 @@ struct dpv_mr_table {
 
 int dpv_mr_table_init(struct dpv_context *ctx);
 void dpv_mr_table_fini(struct dpv_context *ctx);
-/* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). */
-struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t lkey,
-			     uint64_t addr, uint32_t len, uint8_t **va);
+#define LKEY_INDEX_BITS 24
+#define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
+
+/* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). Inline:
+ * every non-inline SGE of every send and receive looks its MR up. */
+static inline struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd,
+					   uint32_t lkey, uint64_t addr, uint32_t len,
+					   uint8_t **va)
+{
+	struct dpv_mr_table *t = ctx->mrs;
+	uint32_t i = lkey & LKEY_INDEX_MASK;
+	struct dpv_mr *mr;
+
+	if (unlikely(i >= t->size))
+		return NULL;
+	mr = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
+	if (unlikely(mr == NULL || mr->ibmr.lkey != lkey || mr->pd != pd))
+		return NULL;
+	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
+		return NULL;
+	*va = mr->va + (addr - mr->iova);
+	return mr;
+}
 
 /* DMA range registry: page-rounded, reference-counted, never overlapping. */
 int dpv_range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr);
@@ -362,6 +382,8 @@ struct dpv_qp {
 	uint32_t qkey, sq_psn;
 	uint16_t pkey_index;
 	struct dpv_txh *txh;       /* RAW: its transmitter */
+	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
+	uint64_t fast_max_inline, fast_max_copy;   /* ... and the largest frame, INLINE or not */
 	struct dpv_sq sq;
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
 	uint64_t tx_frames __rte_cache_aligned;    /* the sending thread's (service lcore) */
@@ -483,9 +505,11 @@ void dpv_rq_batch_flush(struct dpv_cqe_batch *b);
 void dpv_qp_fail(struct dpv_qp *qp);
 
 /* Progress (progress.c): receive what @dev's port has and give it to the transports; every
- * QP of @ctx and the port of its device, as polling any of its CQs does. */
+ * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
+ * @waited) and the port of its device, as polling any of its CQs does. */
 void dpv_port_rx_poll(struct dpv_device *dev);
-void dpv_context_progress(struct dpv_context *ctx);
+void dpv_context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
+			  const struct ibv_comp_channel *waited);
 void dpv_context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv_context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
 /* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
