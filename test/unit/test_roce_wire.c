@@ -2,6 +2,8 @@
  * and parsed back field by field; the parser fed truncated, padded and lying frames (each in a
  * buffer of exactly its size, so AddressSanitizer sees any read past the end); the CRC against
  * known values and a bitwise reference; GID, MTU and source-port helpers.
+ * Bad frames: each error code of the parser from the edit that causes it, and which bytes the
+ * ICRC covers and which it masks.
  * With arguments FILE.pcap FILE.expect it also writes the frames and, per frame, the fields it
  * wrote, for check_roce_pcap.py to compare with what scapy and tshark read. */
 #include <arpa/inet.h>
@@ -254,6 +256,224 @@ static void test_every_opcode(void)
 	printf("%d frames of %d opcodes built and parsed back\n", frames_built, known);
 }
 
+/* --- the parser on bad frames ---------------------------------------------------------- */
+
+struct bad {
+	uint8_t f[256];
+	int n, l2, l3;		/* frame length, IP and BTH offsets */
+	bool v6;
+};
+
+static void base_frame(struct bad *b, bool v6, uint8_t opcode, uint32_t len)
+{
+	static const uint8_t payload[64] = "payload of a RoCEv2 test frame";
+	struct dpv_roce_path p;
+	struct dpv_roce_hdrs h;
+
+	random_hdrs(&h, opcode);
+	random_path(&p, v6, false);
+	b->n = dpv_roce_frame_build(b->f, sizeof(b->f), &p, &h, payload, len);
+	b->v6 = v6;
+	b->l2 = 14;
+	b->l3 = 14 + (v6 ? 40 : 20) + 8;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = (uint8_t)v;
+}
+
+/* After an edit: the IPv4 header checksum and the ICRC made right again, so that only the
+ * edit itself is what the parser can object to. */
+static void refresh(struct bad *b)
+{
+	uint32_t icrc;
+
+	if (!b->v6) {
+		put16(b->f + b->l2 + 10, 0);
+		put16(b->f + b->l2 + 10, dpv_ipv4_hdr_cksum(b->f + b->l2, 20));
+	}
+	icrc = dpv_roce_icrc(b->f + b->l2, b->v6, b->n - 4 - b->l2);
+	memcpy(b->f + b->n - 4, &icrc, 4);	/* little-endian host */
+}
+
+static int parse(struct bad *b)
+{
+	struct dpv_roce_frame fr;
+	uint8_t *c = malloc(b->n > 0 ? b->n : 1);
+	int rc;
+
+	memcpy(c, b->f, b->n);
+	rc = dpv_roce_frame_parse(c, b->n, &fr);
+	free(c);
+	return rc;
+}
+
+#define EXPECT(v6, opcode, len, edit, err) do { \
+	struct bad b; \
+	base_frame(&b, v6, opcode, len); \
+	edit; \
+	CHECK(parse(&b) == (err), "%s %s: %d, expected %s", v6 ? "IPv6" : "IPv4", #edit, \
+	      parse(&b), #err); \
+} while (0)
+
+#define SEND DPV_ROCE_RC | DPV_ROCE_SEND_ONLY
+#define ACK DPV_ROCE_RC | DPV_ROCE_ACK
+#define IP_LEN(b) ((b).f + (b).l2 + ((b).v6 ? 4 : 2))
+#define UDP_LEN(b) ((b).f + (b).l3 - 4)
+
+/* Every byte that the ICRC covers unmasked: changed, the frame is dropped as -EILSEQ; the
+ * masked ones (TOS/TTL, traffic class/flow label/hop limit, UDP checksum, FECN/BECN) may change
+ * on the way without breaking it. */
+static void test_icrc_coverage(bool v6)
+{
+	struct bad b;
+	int bad = 0, masked = 0;
+
+	base_frame(&b, v6, SEND, 37);
+	for (int i = b.l3 + 5; i < b.n; i++) {
+		b.f[i] ^= 0x20;
+		bad += parse(&b) == -EILSEQ;
+		b.f[i] ^= 0x20;
+	}
+	CHECK_EQ(bad, b.n - b.l3 - 5);
+	for (int i = b.l2; i < b.l3 + 5; i++) {
+		bool is_masked = v6 ? i - b.l2 < 4 || i - b.l2 == 7 : i - b.l2 == 1 || i - b.l2 == 8;
+
+		if (!is_masked && i != b.l3 - 2 && i != b.l3 - 1 && i != b.l3 + 4)
+			continue;
+		b.f[i] ^= i == b.l2 ? 0x01 : 0x40;	/* IPv6: not the version nibble */
+		refresh(&b);
+		masked += parse(&b) == 0;
+		b.f[i] ^= i == b.l2 ? 0x01 : 0x40;
+		refresh(&b);
+	}
+	CHECK_EQ(masked, v6 ? 8 : 5);
+	CHECK_EQ(parse(&b), 0);
+}
+
+static void test_bad_frames(bool v6)
+{
+	uint8_t tcp = 6;
+
+	EXPECT(v6, SEND, 10, (void)0, 0);
+	EXPECT(v6, SEND, 10, b.f[b.l3 + 1] |= 1, -EPROTO);			/* TVer 1 */
+	EXPECT(v6, SEND, 10, b.f[b.l3] = 0x40, -EPROTONOSUPPORT);		/* RD */
+	EXPECT(v6, SEND, 10, b.f[b.l3] = 0x15, -EPROTONOSUPPORT);		/* reserved */
+	EXPECT(v6, SEND, 10, b.f[b.l3] = 0x81, -EPROTONOSUPPORT);		/* CNP */
+	EXPECT(v6, SEND, 10, (put16(b.f + b.l3 + 2, 0x1234), refresh(&b)), -EACCES);
+	EXPECT(v6, SEND, 10, (put16(b.f + b.l3 + 2, 0x7FFF), refresh(&b)), 0);
+	EXPECT(v6, SEND, 10, (put16(b.f + b.l3 + 2, 0x0000), refresh(&b)), -EACCES);
+	/* pads: on an opcode without payload, on an empty payload, past the payload */
+	EXPECT(v6, ACK, 0, (b.f[b.l3 + 1] |= 0x10, refresh(&b)), -EBADMSG);
+	EXPECT(v6, SEND, 0, (b.f[b.l3 + 1] |= 0x20, refresh(&b)), -EBADMSG);
+	EXPECT(v6, DPV_ROCE_RC | DPV_ROCE_READ_REQUEST, 0,
+	       (b.f[b.l3 + 1] |= 0x30, refresh(&b)), -EBADMSG);
+	EXPECT(v6, SEND, 1, (b.f[b.l3 + 1] |= 0x30, refresh(&b)), 0);	/* 1 byte + 3 */
+	/* not RoCE: another UDP port, another protocol, ARP */
+	EXPECT(v6, SEND, 10, (put16(b.f + b.l3 - 6, 4792), refresh(&b)), -ENOMSG);
+	EXPECT(v6, SEND, 10, (b.f[b.l2 + (v6 ? 6 : 9)] = tcp, refresh(&b)), -ENOMSG);
+	EXPECT(v6, SEND, 10, put16(b.f + 12, 0x0806), -ENOMSG);
+	/* lengths that lie */
+	EXPECT(v6, SEND, 10, (put16(IP_LEN(b), (uint16_t)(IP_LEN(b)[0] << 8 | IP_LEN(b)[1]) + 4),
+			      refresh(&b)), -EBADMSG);
+	EXPECT(v6, SEND, 10, (put16(IP_LEN(b), (uint16_t)(IP_LEN(b)[0] << 8 | IP_LEN(b)[1]) - 4),
+			      refresh(&b)), -EBADMSG);
+	EXPECT(v6, SEND, 10, put16(UDP_LEN(b), (uint16_t)(UDP_LEN(b)[0] << 8 | UDP_LEN(b)[1]) - 4),
+	       -EBADMSG);
+	EXPECT(v6, SEND, 10, put16(UDP_LEN(b), 7), -EBADMSG);
+	EXPECT(v6, SEND, 10, (put16(IP_LEN(b), v6 ? 7 : 27), refresh(&b)), -EBADMSG);
+	/* IP and UDP agreeing on a shorter packet: the ICRC is looked for in the payload */
+	EXPECT(v6, SEND, 12, (put16(IP_LEN(b), (uint16_t)(IP_LEN(b)[0] << 8 | IP_LEN(b)[1]) - 4),
+			      put16(UDP_LEN(b), (uint16_t)(UDP_LEN(b)[0] << 8 | UDP_LEN(b)[1]) - 4),
+			      refresh(&b), b.f[b.n - 5] ^= 1), -EILSEQ);
+	/* ... or a length that is not whole 4-byte words */
+	EXPECT(v6, SEND, 12, (put16(IP_LEN(b), (uint16_t)(IP_LEN(b)[0] << 8 | IP_LEN(b)[1]) - 1),
+			      put16(UDP_LEN(b), (uint16_t)(UDP_LEN(b)[0] << 8 | UDP_LEN(b)[1]) - 1),
+			      refresh(&b)), -EBADMSG);
+	EXPECT(v6, SEND, 10, b.f[b.n - 1] ^= 0x80, -EILSEQ);
+	EXPECT(v6, SEND, 10, b.f[b.l2] = (uint8_t)(b.f[b.l2] + 0x10), -EBADMSG);	/* version */
+	if (v6) {
+		EXPECT(v6, SEND, 10, b.f[b.l2 + 6] = 0, -ENOMSG);	/* hop-by-hop options */
+	} else {
+		EXPECT(v6, SEND, 10, b.f[b.l2 + 10] ^= 1, -EBADMSG);	/* IPv4 header checksum */
+		EXPECT(v6, SEND, 10, (b.f[b.l2] = 0x46, refresh(&b)), -EBADMSG);	/* options */
+		EXPECT(v6, SEND, 10, (b.f[b.l2 + 6] |= 0x20, refresh(&b)), -ENOMSG);	/* MF */
+		EXPECT(v6, SEND, 10, (b.f[b.l2 + 7] = 1, refresh(&b)), -ENOMSG);	/* offset */
+	}
+	test_icrc_coverage(v6);
+}
+
+/* The transport headers alone: too short for the opcode's headers, at each length. */
+static void test_hdrs_decode(void)
+{
+	uint8_t buf[64];
+	struct dpv_roce_hdrs h, d;
+	uint32_t hl, pay;
+	int n;
+
+	random_hdrs(&h, DPV_ROCE_XRC | DPV_ROCE_CMP_SWAP);
+	n = dpv_roce_hdrs_encode(buf, sizeof(buf), &h, 0);
+	CHECK_EQ(n, 12 + 4 + 28);
+	CHECK_EQ(dpv_roce_hdrs_encode(buf, n - 1, &h, 0), -ENOSPC);
+	CHECK_EQ(dpv_roce_hdrs_encode(buf, sizeof(buf), &h, 4), -EINVAL);	/* no payload */
+	h.bth.opcode = 0x40;
+	CHECK_EQ(dpv_roce_hdrs_encode(buf, sizeof(buf), &h, 0), -EINVAL);
+	memset(buf + n, 0, 4);
+	for (int len = 0; len < n + 4; len++)
+		CHECK_EQ(dpv_roce_hdrs_decode(buf, len, &d, &hl, &pay), -EBADMSG);
+	CHECK_EQ(dpv_roce_hdrs_decode(buf, n + 4, &d, &hl, &pay), 0);
+	CHECK(hl == (uint32_t)n && pay == 0);
+}
+
+/* --- addresses --------------------------------------------------------------------------- */
+
+static void test_gids(void)
+{
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	uint8_t gid[16], want[16], addr[16], back[6];
+
+	dpv_roce_gid_from_mac(gid, mac);
+	inet_pton(AF_INET6, "fe80::5054:ff:fe12:3456", want);
+	CHECK(memcmp(gid, want, 16) == 0, "link-local GID of 52:54:00:12:34:56");
+	CHECK(dpv_roce_gid_to_mac(gid, back) == 0 && memcmp(back, mac, 6) == 0);
+	CHECK_EQ(dpv_roce_gid_to_ip(gid, addr), AF_INET6);
+	inet_pton(AF_INET6, "2001:db8::5054:ff:fe12:3456", want);
+	CHECK_EQ(dpv_roce_gid_to_mac(want, back), -EINVAL);	/* global: resolved by ND */
+	dpv_roce_gid_from_ipv4(gid, htonl(0xC0A80102));
+	inet_pton(AF_INET6, "::ffff:192.168.1.2", want);
+	CHECK(memcmp(gid, want, 16) == 0, "IPv4-mapped GID");
+	CHECK_EQ(dpv_roce_gid_to_ip(gid, addr), AF_INET);
+	CHECK(memcmp(addr, "\xc0\xa8\x01\x02", 4) == 0);
+	CHECK_EQ(dpv_roce_gid_to_mac(gid, back), -EINVAL);
+}
+
+static void test_mtu_and_ports(void)
+{
+	/* rxe: eth_mtu_int_to_enum(mtu) = the IB MTU of mtu - 80 */
+	static const uint32_t mtu[] = { 0, 79, 335, 336, 591, 592, 1103, 1104, 1500, 2127, 2128,
+					4175, 4176, 9000 };
+	static const int ib[] = { 0, 0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4, 5, 5 };
+
+	for (size_t i = 0; i < sizeof(mtu) / sizeof(mtu[0]); i++)
+		CHECK(dpv_roce_active_mtu(mtu[i]) == ib[i], "MTU %u", mtu[i]);
+	CHECK(dpv_roce_mtu_bytes(1) == 256 && dpv_roce_mtu_bytes(5) == 4096 &&
+	      dpv_roce_mtu_bytes(0) == 0 && dpv_roce_mtu_bytes(6) == 0);
+	/* values of the kernel's formulas, computed apart (python) */
+	CHECK_EQ(dpv_roce_udp_sport(0, 0x11, 0x12), 0xC132);
+	CHECK_EQ(dpv_roce_udp_sport(0, 0x123456, 0xABCDEF), 0xC3C8);
+	CHECK_EQ(dpv_roce_udp_sport(0x12345, 1, 2), 0xE341);
+	CHECK_EQ(dpv_roce_udp_sport_qpn(17), 0xDF94);
+	CHECK_EQ(dpv_roce_udp_sport_qpn(0x123456), 0xC168);
+	for (int i = 0; i < 1000; i++) {
+		uint32_t a = rnd() & 0xFFFFFF, b = rnd() & 0xFFFFFF;
+
+		CHECK(dpv_roce_udp_sport(0, a, b) == dpv_roce_udp_sport(0, b, a) &&
+		      dpv_roce_udp_sport(0, a, b) >= 0xC000 && dpv_roce_udp_sport_qpn(a) >= 0xC000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3) {
@@ -267,6 +487,11 @@ int main(int argc, char **argv)
 	}
 	test_crc();
 	test_every_opcode();
+	test_hdrs_decode();
+	test_bad_frames(false);
+	test_bad_frames(true);
+	test_gids();
+	test_mtu_and_ports();
 	if (pcap != NULL) {
 		fclose(pcap);
 		fclose(expect);
