@@ -204,6 +204,10 @@ static int ipv6_parse(const uint8_t *ip, size_t len, struct dpv_roce_frame *out)
 	payload = get16(ip + 4);
 	if (payload < UDP_LEN || (size_t)payload + IPV6_LEN > len)
 		return -EBADMSG;
+	/* an IPv4-mapped address never appears in an IPv6 packet (RFC 4291 2.5.5.2, the kernel
+	 * drops such sources); as a GID it would say IPv4 for a packet that is not */
+	if (gid_is_v4(ip + 8) || gid_is_v4(ip + 24))
+		return -EBADMSG;
 	out->ipv6 = true;
 	out->traffic_class = (uint8_t)(ip[0] << 4 | ip[1] >> 4);
 	out->flow_label = (uint32_t)(ip[1] & 0xF) << 16 | get16(ip + 2);

@@ -188,7 +188,7 @@ struct dpv_roce_frame {
  * -ENOMSG    not a RoCEv2 frame: not IPv4/IPv6, not UDP, not destination port 4791, or an IP
  *            fragment/IPv6 extension header (the caller hands it to others)
  * -EBADMSG   truncated, or lengths that disagree (IP, UDP, pad), IPv4 options or a bad IPv4
- *            header checksum
+ *            header checksum, an IPv4-mapped address in an IPv6 header
  * -EILSEQ    ICRC wrong (dropped and counted, never delivered)
  * and the errors of dpv_roce_hdrs_decode. Ethernet padding after the IP packet is ignored. */
 int dpv_roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out);

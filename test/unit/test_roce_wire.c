@@ -396,6 +396,11 @@ static void test_bad_frames(bool v6)
 	EXPECT(v6, SEND, 10, b.f[b.l2] = (uint8_t)(b.f[b.l2] + 0x10), -EBADMSG);	/* version */
 	if (v6) {
 		EXPECT(v6, SEND, 10, b.f[b.l2 + 6] = 0, -ENOMSG);	/* hop-by-hop options */
+		/* IPv4-mapped addresses in an IPv6 header (found by fuzz_roce_parse) */
+		EXPECT(v6, SEND, 10, (dpv_roce_gid_from_ipv4(b.f + b.l2 + 24, 0x02000000),
+				      refresh(&b)), -EBADMSG);
+		EXPECT(v6, SEND, 10, (dpv_roce_gid_from_ipv4(b.f + b.l2 + 8, 0x02000000),
+				      refresh(&b)), -EBADMSG);
 	} else {
 		EXPECT(v6, SEND, 10, b.f[b.l2 + 10] ^= 1, -EBADMSG);	/* IPv4 header checksum */
 		EXPECT(v6, SEND, 10, (b.f[b.l2] = 0x46, refresh(&b)), -EBADMSG);	/* options */
