@@ -3,6 +3,7 @@
 that decode, in each harness, to the cases a fuzzer would take long to find by itself."""
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -135,9 +136,56 @@ def hdr_seeds():
     }
 
 
+# --- fuzz_roce_parse: RoCEv2 frames with a right ICRC (IBA A17.3.3, zlib's CRC-32) --------
+def roce_frame(transport, v6=False, vlan=False, payload=b''):
+    """Ethernet[/VLAN] / IPv4 or IPv6 / UDP 4791 / @transport (BTH and extension headers) /
+    payload / pad / ICRC."""
+    pad = -len(payload) % 4
+    bth = bytearray(transport)
+    bth[1] |= pad << 4
+    udp_len = 8 + len(bth) + len(payload) + pad + 4
+    udp = struct.pack('>HHHH', 0xC123, 4791, udp_len, 0)
+    if v6:
+        ip = struct.pack('>IHBB', 0x60000000, udp_len, 17, 64) + bytes(15) + b'\1' + bytes(15) + b'\2'
+        typ = b'\x86\xdd'
+    else:
+        ip = bytearray(struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + udp_len, 1, 0x4000, 64, 17, 0,
+                                   bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
+        c = sum(struct.unpack('>10H', ip))
+        c = (c & 0xFFFF) + (c >> 16)
+        ip[10:12] = struct.pack('>H', ~((c & 0xFFFF) + (c >> 16)) & 0xFFFF)
+        ip, typ = bytes(ip), b'\x08\x00'
+    body = ip + udp + bytes(bth) + payload + bytes(pad)
+    m = bytearray(body[:len(ip) + 8 + 12])
+    for i in ((0, 1, 2, 3, 7) if v6 else (1, 8, 10, 11)):
+        m[i] = 0xFF if i or not v6 else m[i] | 0x0F
+    m[len(ip) + 6:len(ip) + 8] = b'\xff\xff'
+    m[len(ip) + 12] = 0xFF
+    icrc = zlib.crc32(b'\xff' * 8 + bytes(m) + body[len(m):]) & 0xFFFFFFFF
+    l2 = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]) + (b'\x81\x00\x00\x05' if vlan else b'')
+    return l2 + typ + body + struct.pack('<I', icrc)
+
+
+def roce_seeds():
+    def bth(op, dqpn=0x12, psn=1):
+        return struct.pack('>BBHI I', op, 0, 0xFFFF, dqpn, psn)
+    deth = struct.pack('>II', 0x11111111, 0x34)
+    reth = struct.pack('>QII', 0x7f0000001000, 0x1234, 64)
+    atomic = struct.pack('>QIQQ', 0x7f0000001000, 0x1234, 1, 2)
+    return {
+        'ud_send_ipv4': roce_frame(bth(0x64) + deth, payload=b'hello'),
+        'ud_send_imm_ipv6': roce_frame(bth(0x65) + deth + b'\0\0\0\7', v6=True, payload=b'x' * 13),
+        'rc_write_first_vlan': roce_frame(bth(0x06) + reth, vlan=True, payload=bytes(64)),
+        'rc_ack': roce_frame(bth(0x11) + struct.pack('>I', 5)),
+        'rc_atomic_ack_ipv6': roce_frame(bth(0x12) + struct.pack('>IQ', 5, 99), v6=True),
+        'xrc_cmp_swap': roce_frame(bth(0xB3) + struct.pack('>I', 7) + atomic),
+        'bad_icrc': roce_frame(bth(0x04), payload=b'abc')[:-1] + b'\0',
+    }
+
+
 def main():
     for name, seeds in (('post_send', post_send_seeds()), ('flow_spec', flow_seeds()),
-                        ('hdr_parse', hdr_seeds())):
+                        ('hdr_parse', hdr_seeds()), ('roce_parse', roce_seeds())):
         d = os.path.join(HERE, 'corpus', name)
         os.makedirs(d, exist_ok=True)
         for seed, data in seeds.items():

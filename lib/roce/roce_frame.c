@@ -1,0 +1,262 @@
+/* RoCEv2 frames: Ethernet[/VLAN] / IPv4 or IPv6 / UDP 4791 / transport headers / payload /
+ * pad / ICRC, built from a path and taken apart from untrusted bytes. The IP and UDP headers
+ * are written the way rxe's rxe_net.c writes them (IPv4 DF, UDP checksum 0). */
+#include <errno.h>
+#include <string.h>
+
+#include "dpv_offload.h"
+#include "roce_wire.h"
+
+#define ETH_LEN		14
+#define IPV4_LEN	20
+#define IPV6_LEN	40
+#define UDP_LEN		8
+#define IP_MAX		65535
+
+static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF };
+
+static bool gid_is_v4(const uint8_t gid[16])
+{
+	return memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xFF;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static size_t l2_len(const struct dpv_roce_path *path)
+{
+	return ETH_LEN + (path->vlan ? 4 : 0);
+}
+
+int dpv_roce_frame_hdr_len(const struct dpv_roce_path *path, uint8_t opcode)
+{
+	const struct dpv_roce_opinfo *op = dpv_roce_opinfo(opcode);
+	bool v4 = gid_is_v4(path->sgid);
+
+	if (op->name == NULL || v4 != gid_is_v4(path->dgid))
+		return -EINVAL;
+	return (int)(l2_len(path) + (v4 ? IPV4_LEN : IPV6_LEN) + UDP_LEN + op->hdr_len);
+}
+
+static void eth_write(uint8_t *p, const struct dpv_roce_path *path, bool v4)
+{
+	memcpy(p, path->dmac, 6);
+	memcpy(p + 6, path->smac, 6);
+	p += 12;
+	if (path->vlan) {
+		put16(p, 0x8100);
+		put16(p + 2, path->vlan_tci);
+		p += 4;
+	}
+	put16(p, v4 ? 0x0800 : 0x86DD);
+}
+
+/* rxe's prepare_ipv4_hdr: TOS from the traffic class, TTL from the hop limit, DF */
+static void ipv4_write(uint8_t *ip, const struct dpv_roce_path *path, uint16_t total)
+{
+	ip[0] = 0x45;
+	ip[1] = path->traffic_class;
+	put16(ip + 2, total);
+	put16(ip + 4, path->ip_id);
+	put16(ip + 6, 0x4000);
+	ip[8] = path->hop_limit;
+	ip[9] = 17;
+	memcpy(ip + 12, path->sgid + 12, 4);
+	memcpy(ip + 16, path->dgid + 12, 4);
+	put16(ip + 10, 0);
+	put16(ip + 10, dpv_ipv4_hdr_cksum(ip, IPV4_LEN));
+}
+
+static void ipv6_write(uint8_t *ip, const struct dpv_roce_path *path, uint16_t payload)
+{
+	uint32_t fl = path->flow_label & 0xFFFFF;
+
+	ip[0] = (uint8_t)(0x60 | path->traffic_class >> 4);
+	ip[1] = (uint8_t)(path->traffic_class << 4 | fl >> 16);
+	put16(ip + 2, fl & 0xFFFF);
+	put16(ip + 4, payload);
+	ip[6] = 17;
+	ip[7] = path->hop_limit;
+	memcpy(ip + 8, path->sgid, 16);
+	memcpy(ip + 24, path->dgid, 16);
+}
+
+/* Ethernet, IP and UDP for a UDP payload of @udp_payload bytes; returns the UDP offset. */
+static size_t net_write(uint8_t *f, const struct dpv_roce_path *path, bool v4,
+			size_t udp_payload)
+{
+	size_t l2 = l2_len(path), ip = v4 ? IPV4_LEN : IPV6_LEN;
+	uint8_t *udp = f + l2 + ip;
+
+	eth_write(f, path, v4);
+	if (v4)
+		ipv4_write(f + l2, path, (uint16_t)(ip + UDP_LEN + udp_payload));
+	else
+		ipv6_write(f + l2, path, (uint16_t)(UDP_LEN + udp_payload));
+	put16(udp, path->sport);
+	put16(udp + 2, DPV_ROCE_UDP_PORT);
+	put16(udp + 4, (uint16_t)(UDP_LEN + udp_payload));
+	put16(udp + 6, 0);	/* as rxe, IPv6 included: the ICRC covers the packet */
+	return l2 + ip;
+}
+
+/* the ICRC goes on the wire least significant byte first (rxe stores the CPU-order CRC of a
+ * little-endian machine; scapy packs it reversed) */
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int dpv_roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *h, const void *payload, uint32_t len)
+{
+	int hl = dpv_roce_frame_hdr_len(path, h->bth.opcode), rc;
+	bool v4 = gid_is_v4(path->sgid);
+	size_t l3 = l2_len(path), bth = l3 + (v4 ? IPV4_LEN : IPV6_LEN) + UDP_LEN;
+	size_t end, total;
+
+	if (hl < 0)
+		return hl;
+	end = (size_t)hl + len + (-len & 3);	/* where the ICRC goes */
+	total = end + DPV_ROCE_ICRC_LEN;
+	if (total - l3 - (v4 ? 0 : IPV6_LEN) > IP_MAX)
+		return -EMSGSIZE;
+	if (cap < total)
+		return -ENOSPC;
+	rc = dpv_roce_hdrs_encode(buf + bth, (size_t)hl - bth, h, len);
+	if (rc < 0)
+		return rc;
+	net_write(buf, path, v4, total - bth);
+	if (len != 0)
+		memcpy(buf + hl, payload, len);
+	memset(buf + hl + len, 0, end - hl - len);
+	put_le32(buf + end, dpv_roce_icrc(buf + l3, !v4, end - l3));
+	return (int)total;
+}
+
+/* Ethernet and up to two VLAN tags (802.1Q, 802.1ad); 0 when too short. */
+static size_t eth_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out,
+			uint16_t *type)
+{
+	size_t off = 12;
+
+	if (len < ETH_LEN)
+		return 0;
+	*type = get16(f + off);
+	while ((*type == 0x8100 || *type == 0x88A8) && out->vlans < 2) {
+		if (len < off + 4 + 2)
+			return 0;
+		out->vlans++;
+		off += 4;
+		*type = get16(f + off);
+	}
+	memcpy(out->dmac, f, 6);
+	memcpy(out->smac, f + 6, 6);
+	return off + 2;
+}
+
+/* IPv4 without options, not a fragment, UDP; returns the UDP length the IP header gives. */
+static int ipv4_parse(const uint8_t *ip, size_t len, struct dpv_roce_frame *out)
+{
+	uint16_t total;
+
+	if (len < IPV4_LEN || ip[0] >> 4 != 4)
+		return -EBADMSG;
+	if (ip[9] != 17 || (get16(ip + 6) & 0x3FFF) != 0)
+		return -ENOMSG;		/* not UDP, or a fragment (RoCE sets DF) */
+	total = get16(ip + 2);
+	if ((ip[0] & 0xF) != 5 || total < IPV4_LEN + UDP_LEN || total > len ||
+	    dpv_ipv4_hdr_cksum(ip, IPV4_LEN) != get16(ip + 10))
+		return -EBADMSG;
+	out->traffic_class = ip[1];
+	out->hop_limit = ip[8];
+	memcpy(out->sgid, v4_prefix, 12);
+	memcpy(out->sgid + 12, ip + 12, 4);
+	memcpy(out->dgid, v4_prefix, 12);
+	memcpy(out->dgid + 12, ip + 16, 4);
+	out->l3_len = IPV4_LEN;
+	return total - IPV4_LEN;
+}
+
+/* IPv6 with UDP right after it (rxe sends no extension headers); the UDP length likewise. */
+static int ipv6_parse(const uint8_t *ip, size_t len, struct dpv_roce_frame *out)
+{
+	uint16_t payload;
+
+	if (len < IPV6_LEN || ip[0] >> 4 != 6)
+		return -EBADMSG;
+	if (ip[6] != 17)
+		return -ENOMSG;
+	payload = get16(ip + 4);
+	if (payload < UDP_LEN || (size_t)payload + IPV6_LEN > len)
+		return -EBADMSG;
+	/* an IPv4-mapped address never appears in an IPv6 packet (RFC 4291 2.5.5.2, the kernel
+	 * drops such sources); as a GID it would say IPv4 for a packet that is not */
+	if (gid_is_v4(ip + 8) || gid_is_v4(ip + 24))
+		return -EBADMSG;
+	out->ipv6 = true;
+	out->traffic_class = (uint8_t)(ip[0] << 4 | ip[1] >> 4);
+	out->flow_label = (uint32_t)(ip[1] & 0xF) << 16 | get16(ip + 2);
+	out->hop_limit = ip[7];
+	memcpy(out->sgid, ip + 8, 16);
+	memcpy(out->dgid, ip + 24, 16);
+	out->l3_len = IPV6_LEN;
+	return payload;
+}
+
+static int ip_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
+{
+	uint16_t type;
+	size_t l2 = eth_parse(f, len, out, &type);
+
+	if (l2 == 0)
+		return -EBADMSG;
+	out->l2_len = (uint16_t)l2;
+	if (type == 0x0800)
+		return ipv4_parse(f + l2, len - l2, out);
+	if (type == 0x86DD)
+		return ipv6_parse(f + l2, len - l2, out);
+	return -ENOMSG;
+}
+
+int dpv_roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
+{
+	const uint8_t *udp;
+	uint32_t hl, payload;
+	int udp_len, rc;
+
+	memset(out, 0, sizeof(*out));
+	udp_len = ip_parse(f, len, out);
+	if (udp_len < 0)
+		return udp_len;
+	out->bth_off = (uint16_t)(out->l2_len + out->l3_len + UDP_LEN);
+	udp = f + out->bth_off - UDP_LEN;
+	if (get16(udp + 2) != DPV_ROCE_UDP_PORT)
+		return -ENOMSG;
+	if (get16(udp + 4) != udp_len)
+		return -EBADMSG;
+	out->sport = get16(udp);
+	rc = dpv_roce_hdrs_decode(udp + UDP_LEN, (size_t)udp_len - UDP_LEN, &out->h, &hl, &payload);
+	if (rc < 0)
+		return rc;
+	out->payload_off = (uint16_t)(out->bth_off + hl);
+	out->payload_len = payload;
+	rc = out->bth_off - UDP_LEN + udp_len - DPV_ROCE_ICRC_LEN;	/* the ICRC's offset */
+	if (dpv_roce_icrc(f + out->l2_len, out->ipv6, (size_t)rc - out->l2_len) != get_le32(f + rc))
+		return -EILSEQ;
+	return 0;
+}
