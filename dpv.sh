@@ -11,7 +11,7 @@ BUILD=${DPV_BUILD_DIR:-build}
 # is in libclang-rt-14-dev on Debian 12); libtsan2: gcc's ThreadSanitizer runtime.
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
           libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox clang
-          libclang-rt-14-dev libtsan2"
+          libclang-rt-14-dev libtsan2 ibverbs-utils perftest"
 # the VM test (test/vm): QEMU, and what builds the guest's initramfs from Debian's kernel
 [ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 cpio kmod ethtool"
 

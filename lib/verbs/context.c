@@ -109,9 +109,9 @@ void dpv_context_ops_init(struct verbs_context *v)
 	v->query_rt_values = unsup_query_rt_values;
 	v->create_cq_ex = unsup_create_cq_ex;
 	v->query_device_ex = dpv_query_device_ex;
-	v->ibv_destroy_flow = dpv_destroy_flow;
+	v->ibv_destroy_flow = dpv_destroy_flow_tracked;   /* kept in ctx->flows */
 	v->ABI_placeholder2 = unsup_placeholder;
-	v->ibv_create_flow = dpv_create_flow;
+	v->ibv_create_flow = dpv_create_flow_tracked;
 	v->ABI_placeholder1 = unsup_placeholder;
 	v->open_qp = unsup_open_qp;
 	v->create_qp_ex = dpv_create_qp_ex;

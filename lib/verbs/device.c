@@ -247,16 +247,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	if (ctx == NULL)
 		return EINVAL;
-	pthread_mutex_lock(&ctx->lock);
-	if (ctx->nb_pd || ctx->nb_cq || ctx->nb_qp || ctx->nb_channel || ctx->nb_td) {
-		VERBS_LOG(ERR, "ibv_close_device(%s): %d PDs, %d CQs, %d QPs, %d channels and %d "
-			  "TDs still exist; destroy them first", ctx->dev->ibdev.name, ctx->nb_pd,
-			  ctx->nb_cq, ctx->nb_qp, ctx->nb_channel, ctx->nb_td);
-		pthread_mutex_unlock(&ctx->lock);
-		errno = EBUSY;
-		return EBUSY;
-	}
-	pthread_mutex_unlock(&ctx->lock);
+	dpv_context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
 	if (--d->open_count == 0)

@@ -23,6 +23,10 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	if (pd == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
+	if (dpv_objset_add(ctx, &ctx->pds, pd) != 0) {
+		free(pd);
+		return dpv_fail_ptr(-ENOMEM);
+	}
 	ctx_count(ctx, &ctx->nb_pd, 1);
 	return &pd->ibpd;
 }
@@ -44,6 +48,7 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	}
 	ctx->nb_pd--;
 	pthread_mutex_unlock(&ctx->lock);
+	dpv_objset_del(ctx, &ctx->pds, pd);
 	if (pd->parent != NULL)
 		__atomic_fetch_sub(&pd->parent->refs, 1, __ATOMIC_RELEASE);
 	if (pd->td != NULL)
@@ -63,6 +68,10 @@ struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr
 	if (td == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	td->ibtd.context = context;
+	if (dpv_objset_add(ctx, &ctx->tds, td) != 0) {
+		free(td);
+		return dpv_fail_ptr(-ENOMEM);
+	}
 	ctx_count(ctx, &ctx->nb_td, 1);
 	return &td->ibtd;
 }
@@ -78,6 +87,7 @@ int dpv_dealloc_td(struct ibv_td *ibtd)
 		return EBUSY;
 	ctx = to_dctx(ibtd->context);
 	ctx_count(ctx, &ctx->nb_td, -1);
+	dpv_objset_del(ctx, &ctx->tds, td);
 	free(td);
 	return 0;
 }
@@ -102,6 +112,10 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 	if (pd == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
+	if (dpv_objset_add(ctx, &ctx->pds, pd) != 0) {
+		free(pd);
+		return dpv_fail_ptr(-ENOMEM);
+	}
 	pd->parent = to_dpd(attr->pd);
 	__atomic_fetch_add(&pd->parent->refs, 1, __ATOMIC_RELEASE);
 	if (attr->td != NULL) {

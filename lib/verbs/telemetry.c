@@ -39,6 +39,42 @@ void dpv_telemetry_cq(struct dpv_cq *cq, bool add)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/* The registry's QPs and CQs of one context, for ibv_close_device (context_objects.c): a
+ * malloc'ed array of *n entries, NULL when there are none or no memory. */
+struct dpv_qp **dpv_registry_qps(struct dpv_context *ctx, unsigned int *n)
+{
+	struct dpv_qp *qp, **v = NULL;
+	unsigned int cap = 0;
+
+	*n = 0;
+	pthread_mutex_lock(&registry_lock);
+	TAILQ_FOREACH(qp, &all_qps, all_next)
+		cap += qp->ctx == ctx;
+	v = cap != 0 ? malloc(cap * sizeof(*v)) : NULL;
+	TAILQ_FOREACH(qp, &all_qps, all_next)
+		if (v != NULL && qp->ctx == ctx)
+			v[(*n)++] = qp;
+	pthread_mutex_unlock(&registry_lock);
+	return v;
+}
+
+struct dpv_cq **dpv_registry_cqs(struct dpv_context *ctx, unsigned int *n)
+{
+	struct dpv_cq *cq, **v = NULL;
+	unsigned int cap = 0;
+
+	*n = 0;
+	pthread_mutex_lock(&registry_lock);
+	TAILQ_FOREACH(cq, &all_cqs, all_next)
+		cap += to_dctx(cq->ibcq.context) == ctx;
+	v = cap != 0 ? malloc(cap * sizeof(*v)) : NULL;
+	TAILQ_FOREACH(cq, &all_cqs, all_next)
+		if (v != NULL && to_dctx(cq->ibcq.context) == ctx)
+			v[(*n)++] = cq;
+	pthread_mutex_unlock(&registry_lock);
+	return v;
+}
+
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 static const char *state_name(enum ibv_qp_state s)

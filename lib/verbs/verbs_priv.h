@@ -60,6 +60,13 @@ struct dpv_device {
 	unsigned int svc_lcore;
 };
 
+/* Objects of a context nothing else lists (context_objects.c), so that ibv_close_device can
+ * free what the application left: a small array, changed under the context's lock. */
+struct dpv_objset {
+	void **obj;
+	unsigned int n, cap;
+};
+
 struct dpv_async_event {
 	STAILQ_ENTRY(dpv_async_event) next;
 	struct ibv_async_event ev;
@@ -78,6 +85,7 @@ struct dpv_context {
 	pthread_mutex_t async_lock;
 	STAILQ_HEAD(, dpv_async_event) async_events;
 	struct dpv_mr_table *mrs;
+	struct dpv_objset pds, tds, flows;  /* PDs (parent domains too), TDs, ibv_create_flow's */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -89,6 +97,15 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d)
 {
 	return container_of_safe(d, struct dpv_device, ibdev);
 }
+
+/* Record @obj in (or drop it from) one of @ctx's object sets; -ENOMEM. Takes ctx->lock. */
+int dpv_objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
+void dpv_objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
+/* Destroy whatever @ctx still holds (ibv_close_device), in dependency order. */
+void dpv_context_release(struct dpv_context *ctx);
+/* The flow ops of the context: dpv_create_flow / dpv_destroy_flow, tracked in ctx->flows. */
+struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int dpv_destroy_flow_tracked(struct ibv_flow *flow);
 
 /* Start DPDK if needed and list the devices (also used by dpv-devinfo through ibv_*). */
 int dpv_devices_scan(struct dpv_device ***list, int *n);
@@ -448,6 +465,9 @@ static inline void dpv_qp_set_state(struct dpv_qp *qp, enum ibv_qp_state s)
 /* Every QP and CQ of the process, for the telemetry endpoints (telemetry.c). */
 void dpv_telemetry_qp(struct dpv_qp *qp, bool add);
 void dpv_telemetry_cq(struct dpv_cq *cq, bool add);
+/* The QPs and CQs of @ctx (telemetry.c's registry): a malloc'ed array of *n, or NULL. */
+struct dpv_qp **dpv_registry_qps(struct dpv_context *ctx, unsigned int *n);
+struct dpv_cq **dpv_registry_cqs(struct dpv_context *ctx, unsigned int *n);
 /* Call @fn on every device with an open context (its port started); device list locked. */
 void dpv_devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg);
 

@@ -48,6 +48,7 @@ int main(void)
 	CHECK_EQ(ibv_dereg_mr(mr), EBUSY);                 /* the ring still points into it */
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
-	CHECK_EQ(ibv_close_device(ctx), EBUSY);
+	/* as rdma-core, close succeeds; the MR the port points into stays allocated */
+	CHECK_EQ(ibv_close_device(ctx), 0);
 	return test_done("held_buffers");
 }

@@ -113,7 +113,7 @@ static void check_qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct i
 	/* a CQ with QPs and a PD with QPs cannot go */
 	CHECK_EQ(ibv_destroy_cq(cq), EBUSY);
 	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
-	CHECK_EQ(ibv_close_device(ctx), EBUSY);
+	/* (ibv_close_device would free them all: test/compat/test_close_leftovers.c) */
 
 	/* other QP types come with their transports */
 	for (int t = 0; t < 3; t++) {
@@ -215,11 +215,9 @@ int main(void)
 	check_parent_domain(ctx, pd, cq);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	/* check_pd_mr left one PD with one MR: close refuses until they are gone */
-	CHECK_EQ(ibv_close_device(ctx), EBUSY);
+	/* check_pd_mr left one PD with one MR: the MR holds the PD; close frees both (rdma-core) */
+	CHECK(mr_left != NULL);
 	CHECK_EQ(ibv_dealloc_pd(pd_left), EBUSY);
-	CHECK_EQ(ibv_dereg_mr(mr_left), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd_left), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
 	return test_done("objects");
 }

@@ -1,0 +1,204 @@
+/* What a context holds, and freeing what the application left at ibv_close_device, as
+ * rdma-core does (the kernel destroys a closing context's objects): flows, QPs, MRs, CQs and
+ * their channels, parent domains, PDs, TDs — each before what it depends on. QPs and CQs come
+ * from the telemetry registry, MRs from the MR table, the rest from the context's object
+ * sets kept here. A completion channel no CQ uses any more is not listed anywhere: it stays
+ * (its memory and eventfd), and the debug log says so. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "verbs_priv.h"
+
+int dpv_objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (s->n == s->cap) {
+		unsigned int cap = s->cap != 0 ? 2 * s->cap : 8;
+		void **v = realloc(s->obj, cap * sizeof(*v));
+
+		if (v != NULL) {
+			s->obj = v;
+			s->cap = cap;
+		}
+	}
+	if (s->n < s->cap)
+		s->obj[s->n++] = obj;
+	else
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+void dpv_objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
+{
+	pthread_mutex_lock(&ctx->lock);
+	for (unsigned int i = s->n; i-- > 0;)      /* the newest first: freed in LIFO order */
+		if (s->obj[i] == obj) {
+			s->obj[i] = s->obj[--s->n];
+			break;
+		}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr)
+{
+	struct ibv_flow *flow = dpv_create_flow(qp, attr);
+
+	if (flow != NULL && dpv_objset_add(to_dctx(qp->context), &to_dctx(qp->context)->flows,
+					   flow) != 0) {
+		dpv_destroy_flow(flow);
+		return dpv_fail_ptr(-ENOMEM);
+	}
+	return flow;
+}
+
+int dpv_destroy_flow_tracked(struct ibv_flow *flow)
+{
+	struct dpv_context *ctx = flow != NULL ? to_dctx(flow->context) : NULL;
+	int rc = dpv_destroy_flow(flow);
+
+	if (rc == 0 && ctx != NULL)
+		dpv_objset_del(ctx, &ctx->flows, flow);
+	return rc;
+}
+
+/* A snapshot of a set (the destroy functions change it); NULL when empty. */
+static void **objset_take(struct dpv_context *ctx, struct dpv_objset *s, unsigned int *n)
+{
+	void **v;
+
+	pthread_mutex_lock(&ctx->lock);
+	*n = s->n;
+	v = s->n != 0 ? malloc(s->n * sizeof(*v)) : NULL;
+	for (unsigned int i = 0; v != NULL && i < s->n; i++)
+		v[i] = s->obj[s->n - 1 - i];         /* newest first */
+	if (v == NULL)
+		*n = 0;
+	pthread_mutex_unlock(&ctx->lock);
+	return v;
+}
+
+static unsigned int release_flows(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	void **v = objset_take(ctx, &ctx->flows, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		done += dpv_destroy_flow_tracked(v[i]) == 0;
+	free(v);
+	return done;
+}
+
+static unsigned int release_qps(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	struct dpv_qp **v = dpv_registry_qps(ctx, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		done += ibv_destroy_qp(&v[i]->ibqp) == 0;
+	free(v);
+	return done;
+}
+
+static unsigned int release_mrs(struct dpv_context *ctx)
+{
+	struct dpv_mr_table *t = ctx->mrs;
+	unsigned int done = 0;
+
+	for (uint32_t i = 0; i < t->size; i++) {
+		struct dpv_mr *mr;
+
+		dpv_spinlock_lock(&t->lock);
+		mr = t->slot[i];
+		dpv_spinlock_unlock(&t->lock);
+		if (mr != NULL)
+			done += ibv_dereg_mr(&mr->ibmr) == 0;
+	}
+	return done;
+}
+
+/* The CQs, then the channels they used once no CQ uses them. */
+static unsigned int release_cqs(struct dpv_context *ctx, unsigned int *channels)
+{
+	unsigned int n, done = 0;
+	struct dpv_cq **v = dpv_registry_cqs(ctx, &n);
+	struct ibv_comp_channel **ch = n != 0 ? calloc(n, sizeof(*ch)) : NULL;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct ibv_comp_channel *c = v[i]->ibcq.channel;
+
+		if (ibv_destroy_cq(&v[i]->ibcq) != 0)
+			continue;
+		done++;
+		for (unsigned int j = 0; ch != NULL && c != NULL && j < n; j++)
+			if (ch[j] == c || ch[j] == NULL) {
+				ch[j] = c;
+				break;
+			}
+	}
+	*channels = 0;
+	for (unsigned int j = 0; ch != NULL && j < n && ch[j] != NULL; j++)
+		*channels += ibv_destroy_comp_channel(ch[j]) == 0;
+	free(ch);
+	free(v);
+	return done;
+}
+
+/* Parent domains before the PDs they stand for. */
+static unsigned int release_pds(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	void **v = objset_take(ctx, &ctx->pds, &n);
+
+	for (int parents = 1; parents >= 0; parents--)
+		for (unsigned int i = 0; i < n; i++) {
+			struct ibv_pd *pd = v[i];
+
+			if (pd != NULL && (to_dpd(pd)->parent != NULL) == parents &&
+			    ibv_dealloc_pd(pd) == 0) {
+				v[i] = NULL;
+				done++;
+			}
+		}
+	free(v);
+	return done;
+}
+
+static unsigned int release_tds(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	void **v = objset_take(ctx, &ctx->tds, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		done += dpv_dealloc_td(v[i]) == 0;
+	free(v);
+	return done;
+}
+
+void dpv_context_release(struct dpv_context *ctx)
+{
+	unsigned int flows, qps, mrs, cqs, chans, pds, tds;
+
+	flows = release_flows(ctx);
+	qps = release_qps(ctx);
+	mrs = release_mrs(ctx);
+	cqs = release_cqs(ctx, &chans);
+	pds = release_pds(ctx);
+	tds = release_tds(ctx);
+	if (flows + qps + mrs + cqs + chans + pds + tds != 0)
+		VERBS_LOG(DEBUG, "ibv_close_device(%s): the application left %u flows, %u QPs, "
+			  "%u MRs, %u CQs, %u completion channels, %u PDs and %u TDs: destroyed",
+			  ctx->dev->ibdev.name, flows, qps, mrs, cqs, chans, pds, tds);
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->nb_pd || ctx->nb_cq || ctx->nb_qp || ctx->nb_channel || ctx->nb_td)
+		VERBS_LOG(DEBUG, "ibv_close_device(%s): %d PDs, %d CQs, %d QPs, %d completion "
+			  "channels and %d TDs could not be destroyed; their memory stays allocated",
+			  ctx->dev->ibdev.name, ctx->nb_pd, ctx->nb_cq, ctx->nb_qp, ctx->nb_channel,
+			  ctx->nb_td);
+	pthread_mutex_unlock(&ctx->lock);
+	free(ctx->pds.obj);
+	free(ctx->tds.obj);
+	free(ctx->flows.obj);
+}
