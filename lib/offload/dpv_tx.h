@@ -85,6 +85,13 @@ static inline struct rte_mbuf *dpv_tx_mbuf(struct dpv_txh *h, struct dpv_mbuf_st
 	return s->m[--s->n];
 }
 
+/* Would @len bytes of memory that does not move go out attached (zero-copy) rather than
+ * copied? The one rule every builder follows (the RAW fast path folds it into a limit). */
+static inline bool dpv_tx_zero_copy(const struct dpv_txh *h, uint32_t len)
+{
+	return h->caps->zero_copy && len > h->copy_max;
+}
+
 /* Attach @h to a queue of @port (its caps and offload control must outlive it). */
 int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
 		 const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,

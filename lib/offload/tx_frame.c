@@ -199,7 +199,7 @@ static void peek_headers(const struct dpv_tx_req *wr, struct dpv_hdr_info *info)
 static uint32_t copy_length(const struct dpv_txh *txh, const struct dpv_tx_req *wr,
 			    struct dpv_hdr_info *info)
 {
-	if ((wr->flags & DPV_TX_INLINE) || !txh->caps->zero_copy || wr->len <= txh->copy_max)
+	if ((wr->flags & DPV_TX_INLINE) || !dpv_tx_zero_copy(txh, wr->len))
 		return wr->len;
 	if (!(wr->flags & DPV_TX_IP_CSUM))
 		return 0;
@@ -347,7 +347,7 @@ static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 	struct cursor hc = { .seg = &hseg, .nseg = 1 };
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
-	bool zc = txh->caps->zero_copy && !(wr->flags & DPV_TX_INLINE) && wr->len > txh->copy_max;
+	bool zc = !(wr->flags & DPV_TX_INLINE) && dpv_tx_zero_copy(txh, wr->len);
 	struct zc_ctx *z = NULL;
 	int rc = dpv_tx_copy(txh, &txh->build, &hc, wr->tso_hdr_len, &m);
 

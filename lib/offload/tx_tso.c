@@ -39,7 +39,8 @@ struct tso_frame {
 int dpv_tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	struct tso_frame *t;
-	bool zc = txh->caps->zero_copy && wr->len > txh->copy_max;
+	/* an INLINE payload is copied into a framework store first, which may be attached */
+	bool zc = dpv_tx_zero_copy(txh, wr->len);
 
 	if (wr->tso_hdr_len > TSO_HDR_MAX || wr->nseg > RTE_DIM(t->seg))
 		return -EINVAL;

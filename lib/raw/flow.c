@@ -66,6 +66,34 @@ static size_t spec_size(enum ibv_flow_spec_type type)
 	}
 }
 
+static void match_etype(struct match *m, uint16_t type)
+{
+	m->etype = htobe16(type);
+	m->etype_m = 0xffff;
+}
+
+/* Addresses and masks in network order, as the specs carry them. */
+static void match_ipv4(struct match *m, uint32_t src, uint32_t src_m, uint32_t dst,
+		       uint32_t dst_m)
+{
+	m->sip = src;
+	m->sip_m = src_m;
+	m->dip = dst;
+	m->dip_m = dst_m;
+}
+
+/* Protocol (IPv6: next header), TOS (traffic class) and TTL (hop limit). */
+static void match_ip_fields(struct match *m, uint8_t proto, uint8_t proto_m, uint8_t tos,
+			    uint8_t tos_m, uint8_t ttl, uint8_t ttl_m)
+{
+	m->proto = proto;
+	m->proto_m = proto_m;
+	m->tos = tos;
+	m->tos_m = tos_m;
+	m->ttl = ttl;
+	m->ttl_m = ttl_m;
+}
+
 /* attr->size bounds the specs (ibv_create_flow(3): the attribute and its specs): a spec that
  * claims more, or fewer bytes than its type has, is EINVAL; nothing past attr->size is read. */
 static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
@@ -105,46 +133,32 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 			m->vlan_m = spec->eth.mask.vlan_tag;
 			break;
 		case IBV_FLOW_SPEC_IPV4:
-			m->sip = spec->ipv4.val.src_ip;
-			m->sip_m = spec->ipv4.mask.src_ip;
-			m->dip = spec->ipv4.val.dst_ip;
-			m->dip_m = spec->ipv4.mask.dst_ip;
-			if (m->etype_m == 0) {
-				m->etype = htobe16(0x0800);
-				m->etype_m = 0xffff;
-			}
+			match_ipv4(m, spec->ipv4.val.src_ip, spec->ipv4.mask.src_ip,
+				   spec->ipv4.val.dst_ip, spec->ipv4.mask.dst_ip);
+			if (m->etype_m == 0)
+				match_etype(m, 0x0800);
 			break;
 		case IBV_FLOW_SPEC_IPV4_EXT:
-			m->sip = spec->ipv4_ext.val.src_ip;
-			m->sip_m = spec->ipv4_ext.mask.src_ip;
-			m->dip = spec->ipv4_ext.val.dst_ip;
-			m->dip_m = spec->ipv4_ext.mask.dst_ip;
-			m->proto = spec->ipv4_ext.val.proto;
-			m->proto_m = spec->ipv4_ext.mask.proto;
-			m->tos = spec->ipv4_ext.val.tos;
-			m->tos_m = spec->ipv4_ext.mask.tos;
-			m->ttl = spec->ipv4_ext.val.ttl;
-			m->ttl_m = spec->ipv4_ext.mask.ttl;
 			if (spec->ipv4_ext.mask.flags != 0)
 				return -EOPNOTSUPP;        /* fragment flags: not matched */
-			m->etype = htobe16(0x0800);
-			m->etype_m = 0xffff;
+			match_ipv4(m, spec->ipv4_ext.val.src_ip, spec->ipv4_ext.mask.src_ip,
+				   spec->ipv4_ext.val.dst_ip, spec->ipv4_ext.mask.dst_ip);
+			match_ip_fields(m, spec->ipv4_ext.val.proto, spec->ipv4_ext.mask.proto,
+					spec->ipv4_ext.val.tos, spec->ipv4_ext.mask.tos,
+					spec->ipv4_ext.val.ttl, spec->ipv4_ext.mask.ttl);
+			match_etype(m, 0x0800);
 			break;
 		case IBV_FLOW_SPEC_IPV6:
 			memcpy(m->sip6, spec->ipv6.val.src_ip, 16);
 			memcpy(m->sip6_m, spec->ipv6.mask.src_ip, 16);
 			memcpy(m->dip6, spec->ipv6.val.dst_ip, 16);
 			memcpy(m->dip6_m, spec->ipv6.mask.dst_ip, 16);
-			m->proto = spec->ipv6.val.next_hdr;
-			m->proto_m = spec->ipv6.mask.next_hdr;
-			m->ttl = spec->ipv6.val.hop_limit;
-			m->ttl_m = spec->ipv6.mask.hop_limit;
-			m->tos = spec->ipv6.val.traffic_class;
-			m->tos_m = spec->ipv6.mask.traffic_class;
+			match_ip_fields(m, spec->ipv6.val.next_hdr, spec->ipv6.mask.next_hdr,
+					spec->ipv6.val.traffic_class, spec->ipv6.mask.traffic_class,
+					spec->ipv6.val.hop_limit, spec->ipv6.mask.hop_limit);
 			if (spec->ipv6.mask.flow_label != 0)
 				return -EOPNOTSUPP;        /* flow labels: not matched */
-			m->etype = htobe16(0x86dd);
-			m->etype_m = 0xffff;
+			match_etype(m, 0x86dd);
 			break;
 		case IBV_FLOW_SPEC_TCP:
 		case IBV_FLOW_SPEC_UDP:

@@ -62,6 +62,7 @@ static void fast_limits(struct dpv_qp *qp)
 	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
 
 	qp->fast_max_inline = RTE_MIN(one, (uint64_t)qp->lim.max_inline_data);
+	/* dpv_tx_zero_copy() as a limit: above copy_max a frame is attached, not copied */
 	qp->fast_max_copy = h->caps->zero_copy ? RTE_MIN(one, (uint64_t)h->copy_max) : one;
 	/* below an Ethernet header nothing passes (the compare subtracts 14) */
 	if (qp->fast_max_inline < 14)

@@ -54,6 +54,7 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	dpv_device_service_init(d);
 	dpv_spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
+	dpv_timer_list_init(&d->timers);
 found:
 	d->index = index;
 	d->port = port;

@@ -12,6 +12,23 @@ static void ctx_count(struct dpv_context *ctx, int *counter, int delta)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* A zeroed object of @size, kept in @set of @ctx (freed at close if the application leaves
+ * it) and counted in *@counter; NULL when out of memory. */
+static void *ctx_object_new(struct dpv_context *ctx, size_t size, struct dpv_objset *set,
+			    int *counter)
+{
+	void *obj = calloc(1, size);
+
+	if (obj == NULL)
+		return NULL;
+	if (dpv_objset_add(ctx, set, obj) != 0) {
+		free(obj);
+		return NULL;
+	}
+	ctx_count(ctx, counter, 1);
+	return obj;
+}
+
 DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	struct dpv_context *ctx = to_dctx(context);
@@ -19,15 +36,10 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 	if (ctx == NULL)
 		return dpv_fail_ptr(-EINVAL);
-	pd = calloc(1, sizeof(*pd));
+	pd = ctx_object_new(ctx, sizeof(*pd), &ctx->pds, &ctx->nb_pd);
 	if (pd == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
-	if (dpv_objset_add(ctx, &ctx->pds, pd) != 0) {
-		free(pd);
-		return dpv_fail_ptr(-ENOMEM);
-	}
-	ctx_count(ctx, &ctx->nb_pd, 1);
 	return &pd->ibpd;
 }
 
@@ -64,15 +76,10 @@ struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr
 
 	if (attr == NULL || attr->comp_mask != 0)
 		return dpv_fail_ptr(-EINVAL);
-	td = calloc(1, sizeof(*td));
+	td = ctx_object_new(ctx, sizeof(*td), &ctx->tds, &ctx->nb_td);
 	if (td == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	td->ibtd.context = context;
-	if (dpv_objset_add(ctx, &ctx->tds, td) != 0) {
-		free(td);
-		return dpv_fail_ptr(-ENOMEM);
-	}
-	ctx_count(ctx, &ctx->nb_td, 1);
 	return &td->ibtd;
 }
 
@@ -108,20 +115,15 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 		return dpv_fail_ptr(-EOPNOTSUPP);
 	if (to_dpd(attr->pd)->parent != NULL)
 		return dpv_fail_ptr(-EINVAL);
-	pd = calloc(1, sizeof(*pd));
+	pd = ctx_object_new(ctx, sizeof(*pd), &ctx->pds, &ctx->nb_pd);
 	if (pd == NULL)
 		return dpv_fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
-	if (dpv_objset_add(ctx, &ctx->pds, pd) != 0) {
-		free(pd);
-		return dpv_fail_ptr(-ENOMEM);
-	}
 	pd->parent = to_dpd(attr->pd);
 	__atomic_fetch_add(&pd->parent->refs, 1, __ATOMIC_RELEASE);
 	if (attr->td != NULL) {
 		pd->td = container_of_safe(attr->td, struct dpv_td, ibtd);
 		__atomic_fetch_add(&pd->td->refs, 1, __ATOMIC_RELEASE);
 	}
-	ctx_count(ctx, &ctx->nb_pd, 1);
 	return &pd->ibpd;
 }

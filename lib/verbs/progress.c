@@ -23,19 +23,28 @@ void dpv_context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv_spinlock_unlock(&ctx->qps_lock);
 }
 
-/* A burst of the port's frames to each transport (RAW_PACKET's steering takes them now; the
- * RoCE transports will take theirs first), then freed in bulk. One receiver at a time: a
- * thread that finds the port busy does not wait. */
+static bool rx_wanted(const struct dpv_device *dev)
+{
+	for (int i = 0; dpv_rx_transports[i] != NULL; i++)
+		if (dpv_rx_transports[i]->port_rx_wanted(dev))
+			return true;
+	return false;
+}
+
+/* A burst of the port's frames to each transport (dpv_rx_transports), then freed in bulk.
+ * One receiver at a time: a thread that finds the port busy does not wait. A port nobody
+ * receives from is not polled. */
 void dpv_port_rx_poll(struct dpv_device *dev)
 {
 	struct rte_mbuf *frames[RX_BURST];
 	uint16_t n;
 
-	if (!dpv_raw_transport.port_rx_wanted(dev) || !dpv_spinlock_trylock(&dev->rx_lock))
+	if (!rx_wanted(dev) || !dpv_spinlock_trylock(&dev->rx_lock))
 		return;
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
 	if (n > 0) {
-		dpv_raw_transport.port_rx(dev, frames, n);
+		for (int i = 0; dpv_rx_transports[i] != NULL; i++)
+			dpv_rx_transports[i]->port_rx(dev, frames, n);
 		dev->rx_frames += n;
 	}
 	dpv_spinlock_unlock(&dev->rx_lock);
@@ -72,4 +81,5 @@ void dpv_context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
 	}
 	dpv_spinlock_unlock(&ctx->qps_lock);
 	dpv_port_rx_poll(ctx->dev);
+	dpv_timers_poll(&ctx->dev->timers);
 }

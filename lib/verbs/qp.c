@@ -37,6 +37,10 @@ static const struct dpv_transport_ops *const transports[] = {
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
 };
 
+/* The transports a received burst is offered to, in order (RoCE, when it comes, takes its
+ * UDP 4791 frames before RAW_PACKET's steering sees the rest). */
+const struct dpv_transport_ops *const dpv_rx_transports[] = { &dpv_raw_transport, NULL };
+
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
 			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \
 			 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH | \

@@ -37,6 +37,7 @@ static void port_service(void *arg)
 	}
 	dpv_spinlock_unlock(&dev->svc_lock);
 	dpv_port_rx_poll(dev);
+	dpv_timers_poll(&dev->timers);
 }
 
 /* The array lock for a control path: the service lcore, which takes it again right after

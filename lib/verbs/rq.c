@@ -12,10 +12,7 @@
 
 int dpv_rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
 {
-	rq->size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
-	rq->mask = rq->size - 1;
-	rq->max_wr = max_wr > 0 ? rq->size : 0;
-	rq->max_sge = max_sge > 0 ? max_sge : 1;
+	dpv_ring_geometry(max_wr, max_sge, &rq->size, &rq->mask, &rq->max_wr, &rq->max_sge);
 	rq->head = rq->tail = 0;
 	rq->wqe = calloc(rq->size, sizeof(*rq->wqe));
 	rq->sge = calloc((size_t)rq->size * rq->max_sge, sizeof(*rq->sge));

@@ -16,10 +16,7 @@
 
 int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 {
-	sq->size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
-	sq->mask = sq->size - 1;
-	sq->max_wr = max_wr > 0 ? sq->size : 0;
-	sq->max_sge = max_sge > 0 ? max_sge : 1;
+	dpv_ring_geometry(max_wr, max_sge, &sq->size, &sq->mask, &sq->max_wr, &sq->max_sge);
 	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
 	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
 	sq->post = sq->head = sq->sent = sq->done = sq->freed = 0;

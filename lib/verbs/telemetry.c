@@ -118,30 +118,45 @@ static void qp_dict(struct rte_tel_data *d, struct dpv_qp *qp)
 	}
 }
 
-static int tel_qp(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
-{
-	struct dpv_qp *qp;
-	int rc = -EINVAL;
+/* A registry list as telemetry shows it: the ids of every object (no parameter), or the
+ * dictionary of the object whose id is the parameter. Objects are linked through a TAILQ
+ * entry at @next_off (its first member is the next pointer); registry lock held. */
+struct registry_view {
+	size_t next_off;
+	uint32_t (*id_of)(const void *obj);
+	void (*dict)(struct rte_tel_data *d, void *obj);
+};
 
-	pthread_mutex_lock(&registry_lock);
+static int list_or_lookup(const struct registry_view *v, void *first, const char *params,
+			  struct rte_tel_data *d)
+{
+	uint32_t want;
+
+#define NEXT(o) (*(void **)((char *)(o) + v->next_off))
 	if (params == NULL || *params == '\0') {
 		rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-		TAILQ_FOREACH(qp, &all_qps, all_next)
-			rte_tel_data_add_array_int(d, (int)qp->ibqp.qp_num);
-		rc = 0;
-	} else {
-		uint32_t qpn = (uint32_t)strtoul(params, NULL, 0);
-
-		TAILQ_FOREACH(qp, &all_qps, all_next)
-			if (qp->ibqp.qp_num == qpn)
-				break;
-		if (qp != NULL) {
-			qp_dict(d, qp);
-			rc = 0;
-		}
+		for (void *o = first; o != NULL; o = NEXT(o))
+			rte_tel_data_add_array_int(d, (int)v->id_of(o));
+		return 0;
 	}
-	pthread_mutex_unlock(&registry_lock);
-	return rc;
+	want = (uint32_t)strtoul(params, NULL, 0);
+	for (void *o = first; o != NULL; o = NEXT(o))
+		if (v->id_of(o) == want) {
+			v->dict(d, o);
+			return 0;
+		}
+	return -EINVAL;
+#undef NEXT
+}
+
+static uint32_t qp_id(const void *o)
+{
+	return ((const struct dpv_qp *)o)->ibqp.qp_num;
+}
+
+static void qp_view(struct rte_tel_data *d, void *o)
+{
+	qp_dict(d, o);
 }
 
 /* One CQ, from dpv_query_cq_counters' snapshot and the completions it wrote. */
@@ -160,28 +175,29 @@ static void cq_dict(struct rte_tel_data *d, struct dpv_cq *cq)
 	rte_tel_data_add_dict_int(d, "channel", cq->ibcq.channel != NULL);
 }
 
-static int tel_cq(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+static uint32_t cq_id(const void *o)
 {
-	struct dpv_cq *cq;
-	int rc = -EINVAL;
+	return ((const struct dpv_cq *)o)->id;
+}
+
+static void cq_view(struct rte_tel_data *d, void *o)
+{
+	cq_dict(d, o);
+}
+
+/* /dpverbs/qp and /dpverbs/cq: the registry the command names. */
+static int tel_registry(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	static const struct registry_view qps = { offsetof(struct dpv_qp, all_next), qp_id,
+						  qp_view };
+	static const struct registry_view cqs = { offsetof(struct dpv_cq, all_next), cq_id,
+						  cq_view };
+	bool qp = strcmp(cmd, "/dpverbs/qp") == 0;
+	int rc;
 
 	pthread_mutex_lock(&registry_lock);
-	if (params == NULL || *params == '\0') {
-		rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-		TAILQ_FOREACH(cq, &all_cqs, all_next)
-			rte_tel_data_add_array_int(d, (int)cq->id);
-		rc = 0;
-	} else {
-		uint32_t id = (uint32_t)strtoul(params, NULL, 0);
-
-		TAILQ_FOREACH(cq, &all_cqs, all_next)
-			if (cq->id == id)
-				break;
-		if (cq != NULL) {
-			cq_dict(d, cq);
-			rc = 0;
-		}
-	}
+	rc = qp ? list_or_lookup(&qps, TAILQ_FIRST(&all_qps), params, d) :
+		  list_or_lookup(&cqs, TAILQ_FIRST(&all_cqs), params, d);
 	pthread_mutex_unlock(&registry_lock);
 	return rc;
 }
@@ -251,9 +267,9 @@ RTE_INIT(dpv_telemetry_register)
 {
 	rte_telemetry_register_cmd("/dpverbs/ports", tel_ports,
 				   "dpverbs devices with an open context: port counters. No parameters");
-	rte_telemetry_register_cmd("/dpverbs/qp", tel_qp,
+	rte_telemetry_register_cmd("/dpverbs/qp", tel_registry,
 				   "dpverbs QPs. Parameter: a QP number for one QP's state and counters");
-	rte_telemetry_register_cmd("/dpverbs/cq", tel_cq,
+	rte_telemetry_register_cmd("/dpverbs/cq", tel_registry,
 				   "dpverbs CQs. Parameter: a CQ id for its size and counters");
 	rte_telemetry_register_cmd("/dpverbs/lcores", tel_lcores,
 				   "dpverbs service lcores. No parameters");

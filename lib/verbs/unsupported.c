@@ -51,9 +51,19 @@ DPV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode 
 	return 0;
 }
 
+/* ibv_get_pkey_index(3): the index of @pkey in the port's table (one entry: 0xFFFF at 0), or
+ * -1 with errno set (EINVAL: no such context or port; ENOENT: not in the table). */
 DPV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
 {
-	return port_num == 1 && pkey == 0xffff ? 0 : -EINVAL;
+	if (context == NULL || port_num != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pkey != 0xffff) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
 }
 
 DPV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,

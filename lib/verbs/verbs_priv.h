@@ -18,6 +18,7 @@
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
+#include "dpv_timer.h"
 #include "dpv_tx.h"
 #include "dpverbs.h"
 #include "wr_check.h"
@@ -41,6 +42,7 @@ struct dpv_device {
 	int index;                 /* in the driver's port order */
 	int open_count;            /* contexts open on this device */
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
+	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
 	/* the transmitters of its QPs, for the port's counters */
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
@@ -356,6 +358,8 @@ struct dpv_transport_ops {
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
+/* Transports that take received frames, NULL-terminated, in the order they see a burst. */
+extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
 /* Stages whose TSC cycles a QP counts when the configuration has cycle_stats = 1. */
 enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
@@ -482,6 +486,17 @@ void dpv_service_qp_del(struct dpv_qp *qp);
 /* Check a state transition's attribute mask (the table of qp_state.c). */
 int dpv_qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 			    enum ibv_qp_state next, int attr_mask);
+
+/* A WR ring's geometry (SQ and RQ alike): a power of two >= @max_wr slots, at least one; the
+ * max_wr written back (0 stays 0: no queue); at least one SGE per slot. */
+static inline void dpv_ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_t *size,
+				     uint32_t *mask, uint32_t *out_wr, uint32_t *out_sge)
+{
+	*size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
+	*mask = *size - 1;
+	*out_wr = max_wr > 0 ? *size : 0;
+	*out_sge = max_sge > 0 ? max_sge : 1;
+}
 
 int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge);
 /* The MR slots of the WQE at @index. */

@@ -50,6 +50,18 @@ static void check_port(struct ibv_context *ctx, enum ibv_port_state want)
 	CHECK(memcmp(&gid.raw[8], &guid, 8) == 0, "GID interface id is not the GUID");
 	CHECK_EQ(ibv_query_gid(ctx, 1, 1, &gid), EINVAL);
 	CHECK_EQ(ibv_query_gid(ctx, 2, 0, &gid), EINVAL);
+
+	/* ibv_get_pkey_index(3): the index, or -1 with errno */
+	__be16 pkey = 0;
+
+	CHECK_EQ(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
+	CHECK_EQ(ibv_get_pkey_index(ctx, 1, pkey), 0);
+	errno = 0;
+	CHECK_EQ(ibv_get_pkey_index(ctx, 1, htobe16(0x7fff)), -1);
+	CHECK_EQ(errno, ENOENT);
+	errno = 0;
+	CHECK_EQ(ibv_get_pkey_index(ctx, 2, pkey), -1);
+	CHECK_EQ(errno, EINVAL);
 }
 
 static void check_info(struct ibv_context *ctx, const char *driver, uint32_t offered)

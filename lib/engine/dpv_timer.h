@@ -1,0 +1,57 @@
+/* Timers for what runs on a port's progress: RC retransmission and RNR waits, ACK coalescing,
+ * neighbour aging. A timer list belongs to a port; whoever progresses the port (a thread
+ * polling a CQ of a context that uses it, or its service lcore) runs the timers that are due.
+ * Deadlines are TSC ticks; an idle list costs one load per run. Thread-safe; callbacks run
+ * without the list's lock held and may arm or cancel timers (their own included).
+ * Functions return 0 or a negative errno. */
+#ifndef DPV_TIMER_H
+#define DPV_TIMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_cycles.h>
+
+#include "dpv_lock.h"
+
+struct dpv_timer;
+typedef void (*dpv_timer_fn)(struct dpv_timer *t, void *arg);
+
+struct dpv_timer {
+	uint64_t deadline;         /* TSC ticks */
+	dpv_timer_fn fn;
+	void *arg;
+	uint32_t slot;             /* its place in the list's heap; UINT32_MAX: not armed */
+};
+
+struct dpv_timer_list {
+	dpv_spinlock_t lock;
+	struct dpv_timer **heap;   /* a min-heap on deadline */
+	uint32_t n, cap;
+	uint64_t next;             /* the earliest deadline (UINT64_MAX: none), read unlocked */
+};
+
+void dpv_timer_list_init(struct dpv_timer_list *l);
+/* Cancel nothing: the list must be empty (every owner cancelled its timers). */
+void dpv_timer_list_fini(struct dpv_timer_list *l);
+/* A timer not armed on any list. */
+void dpv_timer_init(struct dpv_timer *t, dpv_timer_fn fn, void *arg);
+/* Arm @t to run at @deadline (moved if armed already); -ENOMEM. */
+int dpv_timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadline);
+/* Disarm @t; true if it was armed (its callback will not run for this arming). */
+bool dpv_timer_cancel(struct dpv_timer_list *l, struct dpv_timer *t);
+bool dpv_timer_armed(const struct dpv_timer *t);
+/* Run every timer due at @now, earliest first; how many ran. */
+unsigned int dpv_timers_run(struct dpv_timer_list *l, uint64_t now);
+/* What progress calls: nothing but one load while no timer is armed. */
+static inline unsigned int dpv_timers_poll(struct dpv_timer_list *l)
+{
+	if (__atomic_load_n(&l->next, __ATOMIC_RELAXED) == UINT64_MAX)
+		return 0;
+	return dpv_timers_run(l, rte_rdtsc());
+}
+
+/* The TSC ticks of @us microseconds (the EAL must be running). */
+uint64_t dpv_timer_ticks_us(uint64_t us);
+
+#endif
