@@ -34,7 +34,7 @@ static const struct config_key keys[] = {
 	KEY(cycle_stats, 0, 1),
 };
 
-void dpv_config_defaults(struct dpv_config *cfg)
+void dpv__config_defaults(struct dpv_config *cfg)
 {
 	*cfg = (struct dpv_config){
 		.mbufs_per_socket = 16383,
@@ -90,7 +90,7 @@ static int set_key(struct dpv_config *cfg, const char *path, int line, char *nam
 	return -EINVAL;
 }
 
-int dpv_config_parse(const char *path, struct dpv_config *cfg)
+int dpv__config_parse(const char *path, struct dpv_config *cfg)
 {
 	char buf[512];
 	int line = 0, rc = 0;
@@ -133,18 +133,18 @@ static int config_load(void)
 	const char *path = getenv("DPV_CONFIG");
 	int rc = 0;
 
-	dpv_config_defaults(&current);
+	dpv__config_defaults(&current);
 	if (path != NULL && *path != '\0')
-		rc = dpv_config_parse(path, &current);
+		rc = dpv__config_parse(path, &current);
 	else if (access(DPV_SYSCONF_PATH, R_OK) == 0)
-		rc = dpv_config_parse(DPV_SYSCONF_PATH, &current);
+		rc = dpv__config_parse(DPV_SYSCONF_PATH, &current);
 	if (rc != 0)
-		dpv_config_defaults(&current);
+		dpv__config_defaults(&current);
 	loaded = 1;
 	return rc;
 }
 
-const struct dpv_config *dpv_config(void)
+const struct dpv_config *dpv__config(void)
 {
 	if (!loaded)
 		config_load();
@@ -152,7 +152,7 @@ const struct dpv_config *dpv_config(void)
 }
 
 /* Used by the EAL start so that a bad file fails the start instead of being ignored. */
-int dpv_config_load_checked(void)
+int dpv__config_load_checked(void)
 {
 	return config_load();
 }

@@ -93,20 +93,20 @@ struct dpv_driver_ops {
 
 /* Called by a driver, from any thread, when the link of @port went down or came up (the
  * layer above turns it into port events). */
-void dpv_port_link_event(struct dpv_port *port, bool up);
+void dpv__port_link_event(struct dpv_port *port, bool up);
 
 struct dpv_driver {
 	TAILQ_ENTRY(dpv_driver) next;
 	const struct dpv_driver_ops *ops;
 };
 
-void dpv_driver_register(struct dpv_driver *drv);
+void dpv__driver_register(struct dpv_driver *drv);
 TAILQ_HEAD(dpv_driver_list, dpv_driver);
-const struct dpv_driver_list *dpv_drivers(void);
+const struct dpv_driver_list *dpv__drivers(void);
 
 #define DPV_DRIVER_REGISTER(nm, ops_table) \
 	static struct dpv_driver dpv_driver_ ## nm = { .ops = &(ops_table) }; \
 	__attribute__((constructor)) static void dpv_driver_init_ ## nm(void) \
-	{ dpv_driver_register(&dpv_driver_ ## nm); }
+	{ dpv__driver_register(&dpv_driver_ ## nm); }
 
 #endif

@@ -33,26 +33,26 @@ struct dpv_config {
 };
 
 /* The configuration in force (loaded once, before the EAL starts). */
-const struct dpv_config *dpv_config(void);
+const struct dpv_config *dpv__config(void);
 /* Parse a key = value file into @cfg (keys not in the file keep their value). */
-int dpv_config_parse(const char *path, struct dpv_config *cfg);
+int dpv__config_parse(const char *path, struct dpv_config *cfg);
 /* The compiled-in defaults (equal to config/dpverbs.conf). */
-void dpv_config_defaults(struct dpv_config *cfg);
+void dpv__config_defaults(struct dpv_config *cfg);
 /* (Re)load from $DPV_CONFIG or the installed file; an error keeps the defaults. */
-int dpv_config_load_checked(void);
+int dpv__config_load_checked(void);
 
 /* Start the EAL with the application's arguments (dpv_init) or with DPV_EAL_ARGS. */
-int dpv_eal_start(int argc, char **argv);
+int dpv__eal_start(int argc, char **argv);
 /* Start the EAL from DPV_EAL_ARGS unless it runs already; the lazy path of every verbs call. */
-int dpv_eal_ensure(void);
-bool dpv_eal_running(void);
+int dpv__eal_ensure(void);
+bool dpv__eal_running(void);
 /* The arguments the EAL was started with, after dpverbs' additions (for logs and tools). */
-const char *dpv_eal_args_used(void);
+const char *dpv__eal_args_used(void);
 /* Run @fn before the EAL is cleaned up at exit (verbs closes its ports there). */
-void dpv_eal_at_stop(void (*fn)(void));
+void dpv__eal_at_stop(void (*fn)(void));
 
 /* Service lcores (service.c). A work item is called over and over by its service lcore, with
- * the lcore's work list locked (dpv_service_work_del waits for the round in progress). */
+ * the lcore's work list locked (dpv__service_work_del waits for the round in progress). */
 struct dpv_service_work {
 	void (*fn)(void *arg);
 	void *arg;
@@ -68,22 +68,22 @@ struct dpv_service_info {
 /* Give @w to a service lcore on NUMA @socket (another socket with a warning), starting a free
  * worker lcore of the EAL if none serves yet; -ENODEV (logged with the fix) when there is no
  * worker lcore to use. */
-int dpv_service_work_add(int socket, const struct dpv_service_work *w, unsigned int *lcore);
+int dpv__service_work_add(int socket, const struct dpv_service_work *w, unsigned int *lcore);
 /* Take @w off @lcore; when it returns, the lcore no longer runs it. */
-void dpv_service_work_del(unsigned int lcore, const struct dpv_service_work *w);
+void dpv__service_work_del(unsigned int lcore, const struct dpv_service_work *w);
 /* Stop every service lcore (at exit, before the ports close). */
-void dpv_service_stop_all(void);
+void dpv__service_stop_all(void);
 /* Service lcores in use (at most @max written); returns how many there are. */
-int dpv_service_info(struct dpv_service_info *out, int max);
+int dpv__service_info(struct dpv_service_info *out, int max);
 
 /* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
-struct rte_mempool *dpv_pool_get(int socket);
+struct rte_mempool *dpv__pool_get(int socket);
 /* The same for mbufs without data room, to attach external (MR) buffers to. */
-struct rte_mempool *dpv_pool_ext_get(int socket);
+struct rte_mempool *dpv__pool_ext_get(int socket);
 /* Free every pool; only when no port or queue uses them any more. */
-void dpv_pools_release(void);
+void dpv__pools_release(void);
 /* NUMA socket of the calling thread (libnuma), 0 where NUMA is not available. */
-int dpv_socket_of_caller(void);
+int dpv__socket_of_caller(void);
 
 extern int dpv_logtype_engine;
 #define ENGINE_LOG(level, fmt, ...) \

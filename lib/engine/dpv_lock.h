@@ -14,14 +14,14 @@ typedef struct {
 
 #define DPV_SPINLOCK_INITIALIZER { 0 }
 
-static inline void dpv_spinlock_init(dpv_spinlock_t *l)
+static inline void dpv__spinlock_init(dpv_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
 }
 
 /* Spins, and after a while yields the CPU: verbs applications run more threads than cores,
  * and spinning on a lock whose holder was preempted would burn the holder's time slice. */
-static inline void dpv_spinlock_lock(dpv_spinlock_t *l)
+static inline void dpv__spinlock_lock(dpv_spinlock_t *l)
 {
 	unsigned int spins = 0;
 
@@ -35,13 +35,13 @@ static inline void dpv_spinlock_lock(dpv_spinlock_t *l)
 }
 
 /* 1 if taken, 0 if somebody holds it. */
-static inline int dpv_spinlock_trylock(dpv_spinlock_t *l)
+static inline int dpv__spinlock_trylock(dpv_spinlock_t *l)
 {
 	return !__atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
 	       !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
 }
 
-static inline void dpv_spinlock_unlock(dpv_spinlock_t *l)
+static inline void dpv__spinlock_unlock(dpv_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }

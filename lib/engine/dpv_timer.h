@@ -31,27 +31,27 @@ struct dpv_timer_list {
 	uint64_t next;             /* the earliest deadline (UINT64_MAX: none), read unlocked */
 };
 
-void dpv_timer_list_init(struct dpv_timer_list *l);
+void dpv__timer_list_init(struct dpv_timer_list *l);
 /* Cancel nothing: the list must be empty (every owner cancelled its timers). */
-void dpv_timer_list_fini(struct dpv_timer_list *l);
+void dpv__timer_list_fini(struct dpv_timer_list *l);
 /* A timer not armed on any list. */
-void dpv_timer_init(struct dpv_timer *t, dpv_timer_fn fn, void *arg);
+void dpv__timer_init(struct dpv_timer *t, dpv_timer_fn fn, void *arg);
 /* Arm @t to run at @deadline (moved if armed already); -ENOMEM. */
-int dpv_timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadline);
+int dpv__timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadline);
 /* Disarm @t; true if it was armed (its callback will not run for this arming). */
-bool dpv_timer_cancel(struct dpv_timer_list *l, struct dpv_timer *t);
-bool dpv_timer_armed(const struct dpv_timer *t);
+bool dpv__timer_cancel(struct dpv_timer_list *l, struct dpv_timer *t);
+bool dpv__timer_armed(const struct dpv_timer *t);
 /* Run every timer due at @now, earliest first; how many ran. */
-unsigned int dpv_timers_run(struct dpv_timer_list *l, uint64_t now);
+unsigned int dpv__timers_run(struct dpv_timer_list *l, uint64_t now);
 /* What progress calls: nothing but one load while no timer is armed. */
-static inline unsigned int dpv_timers_poll(struct dpv_timer_list *l)
+static inline unsigned int dpv__timers_poll(struct dpv_timer_list *l)
 {
 	if (__atomic_load_n(&l->next, __ATOMIC_RELAXED) == UINT64_MAX)
 		return 0;
-	return dpv_timers_run(l, rte_rdtsc());
+	return dpv__timers_run(l, rte_rdtsc());
 }
 
 /* The TSC ticks of @us microseconds (the EAL must be running). */
-uint64_t dpv_timer_ticks_us(uint64_t us);
+uint64_t dpv__timer_ticks_us(uint64_t us);
 
 #endif

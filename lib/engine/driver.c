@@ -5,12 +5,12 @@
 
 static struct dpv_driver_list drivers = TAILQ_HEAD_INITIALIZER(drivers);
 
-void dpv_driver_register(struct dpv_driver *drv)
+void dpv__driver_register(struct dpv_driver *drv)
 {
 	TAILQ_INSERT_TAIL(&drivers, drv, next);
 }
 
-const struct dpv_driver_list *dpv_drivers(void)
+const struct dpv_driver_list *dpv__drivers(void)
 {
 	return &drivers;
 }

@@ -176,7 +176,7 @@ static void eal_stop_at_exit(void)
 {
 	pthread_mutex_lock(&eal_lock);
 	if (eal_state == 1) {
-		dpv_service_stop_all();          /* nothing polls the ports while they close */
+		dpv__service_stop_all();          /* nothing polls the ports while they close */
 		if (stop_hook != NULL)
 			stop_hook();
 		rte_eal_cleanup();
@@ -193,7 +193,7 @@ static int eal_start_locked(struct eal_args *a)
 	int saved_optind = optind, saved_opterr = opterr, saved_optopt = optopt, rc;
 	char *saved_optarg = optarg;
 
-	rc = dpv_config_load_checked();
+	rc = dpv__config_load_checked();
 	if (rc == 0)
 		rc = args_complete(a, &own_prefix);
 	if (rc != 0)
@@ -222,7 +222,7 @@ static int eal_start_locked(struct eal_args *a)
 	return 0;
 }
 
-int dpv_eal_start(int argc, char **argv)
+int dpv__eal_start(int argc, char **argv)
 {
 	struct eal_args a = { 0 };
 	int rc = 0;
@@ -262,7 +262,7 @@ static int args_from_env(struct eal_args *a)
 	return rc;
 }
 
-int dpv_eal_ensure(void)
+int dpv__eal_ensure(void)
 {
 	struct eal_args a = { 0 };
 	int rc;
@@ -282,22 +282,22 @@ int dpv_eal_ensure(void)
 	return rc;
 }
 
-bool dpv_eal_running(void)
+bool dpv__eal_running(void)
 {
 	return __atomic_load_n(&eal_state, __ATOMIC_ACQUIRE) == 1;
 }
 
-const char *dpv_eal_args_used(void)
+const char *dpv__eal_args_used(void)
 {
 	return args_used;
 }
 
-void dpv_eal_at_stop(void (*fn)(void))
+void dpv__eal_at_stop(void (*fn)(void))
 {
 	stop_hook = fn;
 }
 
 DPV_EXPORT int dpv_init(int argc, char **argv)
 {
-	return -dpv_eal_start(argc, argv);
+	return -dpv__eal_start(argc, argv);
 }

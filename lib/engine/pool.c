@@ -15,7 +15,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 /* [0]: mbufs with data room; [1]: mbufs without, for attaching external buffers */
 static struct rte_mempool *pools[2][RTE_MAX_NUMA_NODES];
 
-int dpv_socket_of_caller(void)
+int dpv__socket_of_caller(void)
 {
 	int cpu, node;
 
@@ -30,7 +30,7 @@ int dpv_socket_of_caller(void)
 
 static struct rte_mempool *pool_create(int socket, int ext)
 {
-	const struct dpv_config *cfg = dpv_config();
+	const struct dpv_config *cfg = dpv__config();
 	uint16_t room = ext ? 0 : (uint16_t)cfg->mbuf_data_room;
 	char name[RTE_MEMPOOL_NAMESIZE];
 	struct rte_mempool *mp;
@@ -58,7 +58,7 @@ static struct rte_mempool *pool_get(int socket, int ext)
 	struct rte_mempool *mp;
 
 	if (socket < 0 || socket >= RTE_MAX_NUMA_NODES)
-		socket = dpv_socket_of_caller();
+		socket = dpv__socket_of_caller();
 	mp = __atomic_load_n(&pools[ext][socket], __ATOMIC_ACQUIRE);
 	if (mp != NULL)
 		return mp;
@@ -72,17 +72,17 @@ static struct rte_mempool *pool_get(int socket, int ext)
 	return mp;
 }
 
-struct rte_mempool *dpv_pool_get(int socket)
+struct rte_mempool *dpv__pool_get(int socket)
 {
 	return pool_get(socket, 0);
 }
 
-struct rte_mempool *dpv_pool_ext_get(int socket)
+struct rte_mempool *dpv__pool_ext_get(int socket)
 {
 	return pool_get(socket, 1);
 }
 
-void dpv_pools_release(void)
+void dpv__pools_release(void)
 {
 	pthread_mutex_lock(&pool_lock);
 	for (int k = 0; k < 2; k++)

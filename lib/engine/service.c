@@ -43,11 +43,11 @@ static int service_loop(void *arg)
 			rte_pause();
 			continue;
 		}
-		dpv_spinlock_lock(&s->lock);
+		dpv__spinlock_lock(&s->lock);
 		n = s->nb_work;
 		for (unsigned int i = 0; i < n; i++)
 			s->work[i].fn(s->work[i].arg);
-		dpv_spinlock_unlock(&s->lock);
+		dpv__spinlock_unlock(&s->lock);
 		__atomic_store_n(&s->rounds, s->rounds + 1, __ATOMIC_RELAXED);
 		if (n == 0)
 			rte_pause();
@@ -92,7 +92,7 @@ static void service_stop(unsigned int lcore)
 
 DPV_EXPORT int dpv_service_lcore_start(unsigned int lcore)
 {
-	int rc = dpv_eal_ensure();
+	int rc = dpv__eal_ensure();
 
 	if (rc == 0 && lcore >= RTE_MAX_LCORE)
 		rc = -EINVAL;
@@ -110,7 +110,7 @@ DPV_EXPORT int dpv_service_lcore_start(unsigned int lcore)
 
 DPV_EXPORT int dpv_service_lcore_stop(unsigned int lcore)
 {
-	if (lcore >= RTE_MAX_LCORE || !dpv_eal_running())
+	if (lcore >= RTE_MAX_LCORE || !dpv__eal_running())
 		return EINVAL;
 	pthread_mutex_lock(&services_lock);
 	if (!services[lcore].running) {
@@ -174,7 +174,7 @@ static unsigned int choose(int socket)
 	return lcore;
 }
 
-int dpv_service_work_add(int socket, const struct dpv_service_work *w, unsigned int *lcore)
+int dpv__service_work_add(int socket, const struct dpv_service_work *w, unsigned int *lcore)
 {
 	struct service *s;
 	unsigned int l;
@@ -189,34 +189,34 @@ int dpv_service_work_add(int socket, const struct dpv_service_work *w, unsigned 
 	}
 	s = &services[l];
 	__atomic_fetch_add(&s->want, 1, __ATOMIC_RELEASE);
-	dpv_spinlock_lock(&s->lock);
+	dpv__spinlock_lock(&s->lock);
 	s->work[s->nb_work++] = *w;
-	dpv_spinlock_unlock(&s->lock);
+	dpv__spinlock_unlock(&s->lock);
 	__atomic_fetch_sub(&s->want, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&services_lock);
 	*lcore = l;
 	return 0;
 }
 
-void dpv_service_work_del(unsigned int lcore, const struct dpv_service_work *w)
+void dpv__service_work_del(unsigned int lcore, const struct dpv_service_work *w)
 {
 	struct service *s = &services[lcore];
 
 	pthread_mutex_lock(&services_lock);
 	__atomic_fetch_add(&s->want, 1, __ATOMIC_RELEASE);
-	dpv_spinlock_lock(&s->lock);         /* waits for the round in progress */
+	dpv__spinlock_lock(&s->lock);         /* waits for the round in progress */
 	for (unsigned int i = 0; i < s->nb_work; i++) {
 		if (s->work[i].fn == w->fn && s->work[i].arg == w->arg) {
 			s->work[i] = s->work[--s->nb_work];
 			break;
 		}
 	}
-	dpv_spinlock_unlock(&s->lock);
+	dpv__spinlock_unlock(&s->lock);
 	__atomic_fetch_sub(&s->want, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&services_lock);
 }
 
-void dpv_service_stop_all(void)
+void dpv__service_stop_all(void)
 {
 	unsigned int lcore;
 
@@ -226,7 +226,7 @@ void dpv_service_stop_all(void)
 	pthread_mutex_unlock(&services_lock);
 }
 
-int dpv_service_info(struct dpv_service_info *out, int max)
+int dpv__service_info(struct dpv_service_info *out, int max)
 {
 	unsigned int lcore;
 	int n = 0;
@@ -251,7 +251,7 @@ int dpv_service_info(struct dpv_service_info *out, int max)
 
 DPV_EXPORT int dpv_thread_register(void)
 {
-	int rc = dpv_eal_ensure();
+	int rc = dpv__eal_ensure();
 
 	if (rc != 0)
 		return -rc;
@@ -267,7 +267,7 @@ DPV_EXPORT int dpv_thread_register(void)
 
 DPV_EXPORT void dpv_thread_unregister(void)
 {
-	if (dpv_eal_running() && rte_lcore_id() != LCORE_ID_ANY &&
+	if (dpv__eal_running() && rte_lcore_id() != LCORE_ID_ANY &&
 	    rte_eal_lcore_role(rte_lcore_id()) == ROLE_NON_EAL)
 		rte_thread_unregister();
 }

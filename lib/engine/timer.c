@@ -9,27 +9,27 @@
 
 #define NOT_ARMED UINT32_MAX
 
-void dpv_timer_list_init(struct dpv_timer_list *l)
+void dpv__timer_list_init(struct dpv_timer_list *l)
 {
-	dpv_spinlock_init(&l->lock);
+	dpv__spinlock_init(&l->lock);
 	l->heap = NULL;
 	l->n = l->cap = 0;
 	__atomic_store_n(&l->next, UINT64_MAX, __ATOMIC_RELAXED);
 }
 
-void dpv_timer_list_fini(struct dpv_timer_list *l)
+void dpv__timer_list_fini(struct dpv_timer_list *l)
 {
 	free(l->heap);
 	l->heap = NULL;
 	l->n = l->cap = 0;
 }
 
-void dpv_timer_init(struct dpv_timer *t, dpv_timer_fn fn, void *arg)
+void dpv__timer_init(struct dpv_timer *t, dpv_timer_fn fn, void *arg)
 {
 	*t = (struct dpv_timer){ .fn = fn, .arg = arg, .slot = NOT_ARMED };
 }
 
-bool dpv_timer_armed(const struct dpv_timer *t)
+bool dpv__timer_armed(const struct dpv_timer *t)
 {
 	return __atomic_load_n(&t->slot, __ATOMIC_RELAXED) != NOT_ARMED;
 }
@@ -88,9 +88,9 @@ static void heap_remove(struct dpv_timer_list *l, uint32_t i)
 	sift_up(l, i);
 }
 
-int dpv_timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadline)
+int dpv__timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadline)
 {
-	dpv_spinlock_lock(&l->lock);
+	dpv__spinlock_lock(&l->lock);
 	if (t->slot != NOT_ARMED)
 		heap_remove(l, t->slot);
 	if (l->n == l->cap) {
@@ -99,7 +99,7 @@ int dpv_timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadli
 
 		if (h == NULL) {
 			publish_next(l);
-			dpv_spinlock_unlock(&l->lock);
+			dpv__spinlock_unlock(&l->lock);
 			return -ENOMEM;
 		}
 		l->heap = h;
@@ -109,46 +109,46 @@ int dpv_timer_arm(struct dpv_timer_list *l, struct dpv_timer *t, uint64_t deadli
 	place(l, l->n++, t);
 	sift_up(l, l->n - 1);
 	publish_next(l);
-	dpv_spinlock_unlock(&l->lock);
+	dpv__spinlock_unlock(&l->lock);
 	return 0;
 }
 
-bool dpv_timer_cancel(struct dpv_timer_list *l, struct dpv_timer *t)
+bool dpv__timer_cancel(struct dpv_timer_list *l, struct dpv_timer *t)
 {
 	bool was;
 
-	dpv_spinlock_lock(&l->lock);
+	dpv__spinlock_lock(&l->lock);
 	was = t->slot != NOT_ARMED;
 	if (was) {
 		heap_remove(l, t->slot);
 		publish_next(l);
 	}
-	dpv_spinlock_unlock(&l->lock);
+	dpv__spinlock_unlock(&l->lock);
 	return was;
 }
 
-unsigned int dpv_timers_run(struct dpv_timer_list *l, uint64_t now)
+unsigned int dpv__timers_run(struct dpv_timer_list *l, uint64_t now)
 {
 	unsigned int ran = 0;
 
 	if (__atomic_load_n(&l->next, __ATOMIC_ACQUIRE) > now)
 		return 0;
-	dpv_spinlock_lock(&l->lock);
+	dpv__spinlock_lock(&l->lock);
 	while (l->n != 0 && l->heap[0]->deadline <= now) {
 		struct dpv_timer *t = l->heap[0];
 
 		heap_remove(l, 0);
 		publish_next(l);
-		dpv_spinlock_unlock(&l->lock);
+		dpv__spinlock_unlock(&l->lock);
 		t->fn(t, t->arg);          /* may arm or cancel, this timer included */
 		ran++;
-		dpv_spinlock_lock(&l->lock);
+		dpv__spinlock_lock(&l->lock);
 	}
-	dpv_spinlock_unlock(&l->lock);
+	dpv__spinlock_unlock(&l->lock);
 	return ran;
 }
 
-uint64_t dpv_timer_ticks_us(uint64_t us)
+uint64_t dpv__timer_ticks_us(uint64_t us)
 {
 	return us * (rte_get_tsc_hz() / 1000000);
 }

@@ -73,7 +73,7 @@ static uint16_t chain_sum(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 	return (uint16_t)sum;
 }
 
-void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info)
+void dpv__sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info)
 {
 	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len, l4_len, sum;
 	void *l3 = rte_pktmbuf_mtod_offset(m, void *, info->l2_len);
@@ -110,7 +110,7 @@ void dpv_sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info)
 	*field = res;
 }
 
-bool dpv_sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *info)
+bool dpv__sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *info)
 {
 	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len, l4_len, sum;
 	const void *l3 = rte_pktmbuf_mtod_offset(m, const void *, info->l2_len);
@@ -132,7 +132,7 @@ bool dpv_sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *info
 	return sum == 0xffff;
 }
 
-bool dpv_rx_csum_ok(const struct rte_mbuf *m)
+bool dpv__rx_csum_ok(const struct rte_mbuf *m)
 {
 	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 	uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -142,6 +142,6 @@ bool dpv_rx_csum_ok(const struct rte_mbuf *m)
 		return false;
 	if (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD && l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
 		return true;
-	dpv_hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
-	return dpv_sw_csum_check(m, &info);
+	dpv__hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
+	return dpv__sw_csum_check(m, &info);
 }

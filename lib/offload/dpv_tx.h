@@ -36,7 +36,7 @@ struct dpv_tx_req {
 	uint32_t flags;            /* enum dpv_tx_flags */
 	uint32_t len;              /* bytes in seg[] */
 	const void *tso_hdr;
-	const struct dpv_hdr_info *tso_info;   /* tso_hdr parsed (dpv_tso_hdr_check) */
+	const struct dpv_hdr_info *tso_info;   /* tso_hdr parsed (dpv__tso_hdr_check) */
 	uint16_t tso_hdr_len;
 	uint16_t mss;
 	void *owner;               /* passed to the transmitter's released() */
@@ -57,8 +57,8 @@ struct dpv_mbuf_stash {
 };
 
 /* A user's handle on a port queue: what it builds frames with. Frames are built by the
- * posting thread (dpv_tx_build) and software TSO segments by the thread that bursts
- * (dpv_tx_burst): each side has a stash and counters of its own, so neither needs a lock. */
+ * posting thread (dpv__tx_build) and software TSO segments by the thread that bursts
+ * (dpv__tx_burst): each side has a stash and counters of its own, so neither needs a lock. */
 struct dpv_txh {
 	const struct dpv_driver_ops *ops;
 	struct dpv_txq *q;
@@ -68,64 +68,64 @@ struct dpv_txh {
 	struct rte_mempool *mp, *ext_mp, *zc_mp;
 	uint32_t small_max;        /* frames up to this size fit one mbuf of mp */
 	uint32_t copy_max;         /* non-inline frames up to this size are copied anyway */
-	struct dpv_mbuf_stash build;   /* dpv_tx_build's mbufs */
-	struct dpv_mbuf_stash burst;   /* dpv_tx_burst's: software TSO segments */
+	struct dpv_mbuf_stash build;   /* dpv__tx_build's mbufs */
+	struct dpv_mbuf_stash burst;   /* dpv__tx_burst's: software TSO segments */
 	struct dpv_tx_counters cnt;    /* frames, bytes, tso_segments_sw: burst side; others: build */
 	TAILQ_ENTRY(dpv_txh) next;     /* its owner's list (statistics) */
 };
 
 /* Refill @s from @h's pool; one mbuf, or NULL when the pool is empty. */
-struct rte_mbuf *dpv_tx_stash_refill(struct dpv_txh *h, struct dpv_mbuf_stash *s);
+struct rte_mbuf *dpv__tx_stash_refill(struct dpv_txh *h, struct dpv_mbuf_stash *s);
 
 /* An mbuf of @h's pool from stash @s (&h->build or &h->burst). */
-static inline struct rte_mbuf *dpv_tx_mbuf(struct dpv_txh *h, struct dpv_mbuf_stash *s)
+static inline struct rte_mbuf *dpv__tx_mbuf(struct dpv_txh *h, struct dpv_mbuf_stash *s)
 {
 	if (__builtin_expect(s->n == 0, 0))
-		return dpv_tx_stash_refill(h, s);
+		return dpv__tx_stash_refill(h, s);
 	return s->m[--s->n];
 }
 
 /* Would @len bytes of memory that does not move go out attached (zero-copy) rather than
  * copied? The one rule every builder follows (the RAW fast path folds it into a limit). */
-static inline bool dpv_tx_zero_copy(const struct dpv_txh *h, uint32_t len)
+static inline bool dpv__tx_zero_copy(const struct dpv_txh *h, uint32_t len)
 {
 	return h->caps->zero_copy && len > h->copy_max;
 }
 
 /* Attach @h to a queue of @port (its caps and offload control must outlive it). */
-int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
+int dpv__txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
 		 const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
 		 void (*released)(void *owner));
-void dpv_txh_close(struct dpv_txh *h);
-void dpv_tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c);
+void dpv__txh_close(struct dpv_txh *h);
+void dpv__tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c);
 
 /* Build the frame(s) of one request; inline data is copied here. -EMSGSIZE: the port cannot
  * carry it; -ENOMEM/-ENOBUFS: no mbufs now. released(req->owner) is called once the frame
  * holds none of the caller's memory: at once for a copied frame, when the port freed the
  * last attached buffer for a zero-copy one. */
-int dpv_tx_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame);
+int dpv__tx_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame);
 /* The common case, inlined by fast paths: one contiguous piece copied into one mbuf
  * (@len <= h->small_max). NULL: no mbuf now. */
-struct rte_mbuf *dpv_tx_copy_one(struct dpv_txh *h, const void *data, uint32_t len);
+struct rte_mbuf *dpv__tx_copy_one(struct dpv_txh *h, const void *data, uint32_t len);
 /* IP_CSUM on a built single-mbuf frame: in the port where it can, else in software. */
-void dpv_tx_csum(struct dpv_txh *h, struct rte_mbuf *m);
+void dpv__tx_csum(struct dpv_txh *h, struct rte_mbuf *m);
 /* Hand built frames to the port; returns how many it took wholly, in order. */
-uint16_t dpv_tx_burst(struct dpv_txh *h, void **frames, uint16_t n);
+uint16_t dpv__tx_burst(struct dpv_txh *h, void **frames, uint16_t n);
 /* Drop a built frame that will never be sent (flush). */
-void dpv_tx_drop(void *frame);
+void dpv__tx_drop(void *frame);
 /* Ask the port to release transmitted buffers. */
-void dpv_tx_reap(struct dpv_txh *h);
+void dpv__tx_reap(struct dpv_txh *h);
 
-/* Offload decisions the layers above check while posting (same answer as dpv_tx_build). */
+/* Offload decisions the layers above check while posting (same answer as dpv__tx_build). */
 /* May IP_CSUM be asked at all? (false only when the HARDWARE policy meets a port without
  * checksum offloads and nothing forced to software) */
-bool dpv_tx_ip_csum_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl);
+bool dpv__tx_ip_csum_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl);
 /* May this TSO request be executed? (false when the HARDWARE policy forbids software and the
  * port cannot segment it) */
-bool dpv_tx_tso_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
+bool dpv__tx_tso_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
 			const struct dpv_tx_req *req);
 
 /* Free the zero-copy context pools once every context came back (at exit). */
-void dpv_tx_pools_release(void);
+void dpv__tx_pools_release(void);
 
 #endif

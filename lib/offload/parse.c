@@ -101,7 +101,7 @@ static void parse_l4(const uint8_t *l4, size_t len, struct dpv_hdr_info *info)
 	}
 }
 
-void dpv_hdr_parse(const uint8_t *f, size_t len, struct dpv_hdr_info *info)
+void dpv__hdr_parse(const uint8_t *f, size_t len, struct dpv_hdr_info *info)
 {
 	size_t off, l3;
 
@@ -119,9 +119,9 @@ void dpv_hdr_parse(const uint8_t *f, size_t len, struct dpv_hdr_info *info)
 		parse_l4(f + off + l3, len - off - l3, info);
 }
 
-int dpv_tso_hdr_check(const uint8_t *hdr, size_t len, struct dpv_hdr_info *info)
+int dpv__tso_hdr_check(const uint8_t *hdr, size_t len, struct dpv_hdr_info *info)
 {
-	dpv_hdr_parse(hdr, len, info);
+	dpv__hdr_parse(hdr, len, info);
 	if (info->l3 == DPV_L3_NONE || info->fragment || info->l4_proto != IPPROTO_TCP ||
 	    info->l4_len == 0)
 		return -EINVAL;

@@ -32,12 +32,12 @@ static void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, (uint16_t)v);
 }
 
-uint32_t dpv_tso_segments(uint32_t payload, uint32_t mss)
+uint32_t dpv__tso_segments(uint32_t payload, uint32_t mss)
 {
 	return payload == 0 ? 1 : (payload + mss - 1) / mss;
 }
 
-void dpv_tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uint32_t nseg,
+void dpv__tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uint32_t nseg,
 		    uint32_t seg_payload, uint32_t mss)
 {
 	uint8_t *l3 = h + info->l2_len, *tcp = l3 + info->l3_len;
@@ -47,7 +47,7 @@ void dpv_tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uin
 		put16(l3 + 2, (uint16_t)(info->l3_len + info->l4_len + seg_payload));
 		put16(l3 + 4, (uint16_t)(get16(l3 + 4) + i));
 		put16(l3 + 10, 0);
-		put16(l3 + 10, dpv_ipv4_hdr_cksum(l3, info->l3_len));
+		put16(l3 + 10, dpv__ipv4_hdr_cksum(l3, info->l3_len));
 	} else {
 		put16(l3 + 4, (uint16_t)(info->l3_len - 40 + info->l4_len + seg_payload));
 	}
@@ -60,7 +60,7 @@ void dpv_tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uin
 	put16(tcp + 16, 0);
 }
 
-uint16_t dpv_ipv4_hdr_cksum(const uint8_t *ip, uint16_t len)
+uint16_t dpv__ipv4_hdr_cksum(const uint8_t *ip, uint16_t len)
 {
 	uint32_t sum = 0;
 

@@ -46,7 +46,7 @@ uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p)
 }
 
 /* An mbuf from a stash of the QP, refilled from the pool in bulk. */
-struct rte_mbuf *dpv_tx_stash_refill(struct dpv_txh *txh, struct dpv_mbuf_stash *s)
+struct rte_mbuf *dpv__tx_stash_refill(struct dpv_txh *txh, struct dpv_mbuf_stash *s)
 {
 	if (rte_pktmbuf_alloc_bulk(txh->mp, s->m, DPV_TX_STASH) != 0)
 		return rte_pktmbuf_alloc(txh->mp);
@@ -61,7 +61,7 @@ static struct rte_mbuf *last_seg(struct rte_mbuf *m)
 	return m;
 }
 
-int dpv_tx_copy(struct dpv_txh *txh, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
+int dpv__tx_copy(struct dpv_txh *txh, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
 		 struct rte_mbuf **head)
 {
 	struct rte_mbuf *m = *head ? last_seg(*head) : NULL, *first_new = NULL;
@@ -71,7 +71,7 @@ int dpv_tx_copy(struct dpv_txh *txh, struct dpv_mbuf_stash *s, struct cursor *c,
 		uint32_t take;
 
 		if (m == NULL || RTE_MBUF_HAS_EXTBUF(m) || rte_pktmbuf_tailroom(m) == 0) {
-			struct rte_mbuf *n = dpv_tx_mbuf(txh, s);
+			struct rte_mbuf *n = dpv__tx_mbuf(txh, s);
 
 			if (n == NULL)
 				goto fail;
@@ -111,7 +111,7 @@ static void zc_free(void *addr, void *opaque)
 	rte_mempool_put(rte_mempool_from_obj(z), z);
 }
 
-struct zc_ctx *dpv_tx_zc_get(struct dpv_txh *txh, void *owner, uint16_t refs)
+struct zc_ctx *dpv__tx_zc_get(struct dpv_txh *txh, void *owner, uint16_t refs)
 {
 	struct zc_ctx *z;
 
@@ -126,7 +126,7 @@ struct zc_ctx *dpv_tx_zc_get(struct dpv_txh *txh, void *owner, uint16_t refs)
 	return z;
 }
 
-void dpv_tx_zc_put(struct zc_ctx *z)
+void dpv__tx_zc_put(struct zc_ctx *z)
 {
 	if (rte_mbuf_ext_refcnt_update(&z->shinfo, -1) == 0)
 		zc_free(NULL, z);
@@ -147,7 +147,7 @@ static uint16_t pieces(const struct cursor *c, uint32_t len)
 	return n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
 }
 
-int dpv_tx_attach(struct dpv_txh *txh, struct cursor *c, uint32_t len, struct rte_mbuf **head,
+int dpv__tx_attach(struct dpv_txh *txh, struct cursor *c, uint32_t len, struct rte_mbuf **head,
 		   struct zc_ctx *z)
 {
 	struct rte_mbuf *mb[256];
@@ -193,22 +193,22 @@ static void peek_headers(const struct dpv_tx_req *wr, struct dpv_hdr_info *info)
 		memcpy(buf + len, p, take);
 		len += take;
 	}
-	dpv_hdr_parse(buf, len, info);
+	dpv__hdr_parse(buf, len, info);
 }
 
 static uint32_t copy_length(const struct dpv_txh *txh, const struct dpv_tx_req *wr,
 			    struct dpv_hdr_info *info)
 {
-	if ((wr->flags & DPV_TX_INLINE) || !dpv_tx_zero_copy(txh, wr->len))
+	if ((wr->flags & DPV_TX_INLINE) || !dpv__tx_zero_copy(txh, wr->len))
 		return wr->len;
 	if (!(wr->flags & DPV_TX_IP_CSUM))
 		return 0;
 	return (uint32_t)info->l2_len + info->l3_len + info->l4_len;
 }
 
-struct rte_mbuf *dpv_tx_copy_one(struct dpv_txh *txh, const void *data, uint32_t len)
+struct rte_mbuf *dpv__tx_copy_one(struct dpv_txh *txh, const void *data, uint32_t len)
 {
-	struct rte_mbuf *m = dpv_tx_mbuf(txh, &txh->build);
+	struct rte_mbuf *m = dpv__tx_mbuf(txh, &txh->build);
 
 	if (unlikely(m == NULL))
 		return NULL;
@@ -225,15 +225,15 @@ static int build(struct dpv_txh *txh, const struct dpv_tx_req *wr, uint32_t copy
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
 	struct zc_ctx *z;
-	int rc = copy_len ? dpv_tx_copy(txh, &txh->build, &c, copy_len, &m) : 0;
+	int rc = copy_len ? dpv__tx_copy(txh, &txh->build, &c, copy_len, &m) : 0;
 
 	if (rc == 0 && copy_len < wr->len) {
-		z = dpv_tx_zc_get(txh, wr->owner, 1);
-		rc = z == NULL ? -ENOBUFS : dpv_tx_attach(txh, &c, wr->len - copy_len, &m, z);
+		z = dpv__tx_zc_get(txh, wr->owner, 1);
+		rc = z == NULL ? -ENOBUFS : dpv__tx_attach(txh, &c, wr->len - copy_len, &m, z);
 		if (rc != 0 && z != NULL)
 			rte_mempool_put(txh->zc_mp, z);
 		else if (z != NULL)
-			dpv_tx_zc_put(z);          /* the build's own reference */
+			dpv__tx_zc_put(z);          /* the build's own reference */
 	}
 	if (rc != 0) {
 		rte_pktmbuf_free(m);
@@ -269,17 +269,17 @@ static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct d
 	bool has_l4 = !info->fragment && info->l4_len != 0 &&
 		      (tcp || info->l4_proto == IPPROTO_UDP);
 	uint64_t l4_capa = tcp ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM : RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
-	uint32_t forced = dpv_offload_forced(txh->ctl);
+	uint32_t forced = dpv__offload_forced(txh->ctl);
 	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
 		     !(forced & DPV_OFFLOAD_IPV4_CKSUM);
 	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) && !ipv6_ext(info) &&
 		     !(forced & (tcp ? DPV_OFFLOAD_TCP_CKSUM : DPV_OFFLOAD_UDP_CKSUM)) &&
 		     (p->odd_segs_csum || segments_even(m));
 
-	if (dpv_offload_policy_of(txh->ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
+	if (dpv__offload_policy_of(txh->ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
 	    info->l3 == DPV_L3_NONE ||
 	    (!hw_l4 && (!hw_ip || has_l4))) {
-		dpv_sw_csum(m, info);
+		dpv__sw_csum(m, info);
 		txh->cnt.csum_sw++;
 		return;
 	}
@@ -287,7 +287,7 @@ static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct d
 		struct dpv_hdr_info ip_only = *info;
 
 		ip_only.l4_len = 0;            /* the IPv4 header here, L4 in the port */
-		dpv_sw_csum(m, &ip_only);
+		dpv__sw_csum(m, &ip_only);
 	}
 	m->l2_len = info->l2_len;
 	m->l3_len = info->l3_len;
@@ -298,7 +298,7 @@ static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct d
 	if (txh->ops->tx_prepare(txh->q, &m, 1) != 1) {
 		m->ol_flags &= ~(RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_IP_CKSUM |
 				 RTE_MBUF_F_TX_L4_MASK);
-		dpv_sw_csum(m, info);
+		dpv__sw_csum(m, info);
 		txh->cnt.csum_sw++;
 		return;
 	}
@@ -314,9 +314,9 @@ static bool tso_in_hw(const struct dpv_port_caps *p, const struct dpv_offload_ct
 			 RTE_ETH_TX_OFFLOAD_IPV4_CKSUM : 0);
 	const uint8_t *tcp = (const uint8_t *)wr->tso_hdr + info->l2_len + info->l3_len;
 
-	if (dpv_offload_policy_of(ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
+	if (dpv__offload_policy_of(ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
 	    (p->tx_offloads & need) != need || payload <= wr->mss || ipv6_ext(info) ||
-	    (dpv_offload_forced(ctl) & DPV_OFFLOAD_TCP_TSO))
+	    (dpv__offload_forced(ctl) & DPV_OFFLOAD_TCP_TSO))
 		return false;
 	if ((uint32_t)wr->mss + info->l3_len + info->l4_len > p->mtu ||
 	    payload + wr->tso_hdr_len > 65535)
@@ -347,12 +347,12 @@ static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 	struct cursor hc = { .seg = &hseg, .nseg = 1 };
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
-	bool zc = !(wr->flags & DPV_TX_INLINE) && dpv_tx_zero_copy(txh, wr->len);
+	bool zc = !(wr->flags & DPV_TX_INLINE) && dpv__tx_zero_copy(txh, wr->len);
 	struct zc_ctx *z = NULL;
-	int rc = dpv_tx_copy(txh, &txh->build, &hc, wr->tso_hdr_len, &m);
+	int rc = dpv__tx_copy(txh, &txh->build, &hc, wr->tso_hdr_len, &m);
 
-	if (rc == 0 && zc && (z = dpv_tx_zc_get(txh, wr->owner, 1)) != NULL) {
-		rc = dpv_tx_attach(txh, &c, wr->len, &m, z);
+	if (rc == 0 && zc && (z = dpv__tx_zc_get(txh, wr->owner, 1)) != NULL) {
+		rc = dpv__tx_attach(txh, &c, wr->len, &m, z);
 		if (rc == -ENOBUFS || rc == -E2BIG) {
 			rte_mempool_put(txh->zc_mp, z);
 			z = NULL;
@@ -360,7 +360,7 @@ static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 		}
 	}
 	if (rc == 0 && z == NULL)
-		rc = dpv_tx_copy(txh, &txh->build, &c, wr->len, &m);
+		rc = dpv__tx_copy(txh, &txh->build, &c, wr->len, &m);
 	if (rc == 0 && m->nb_segs > txh->caps->max_tx_segs)
 		rc = -E2BIG;
 	if (rc == 0) {
@@ -383,31 +383,31 @@ static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 		return rc;
 	}
 	if (z != NULL)
-		dpv_tx_zc_put(z);                /* the build's reference; the pieces keep theirs */
+		dpv__tx_zc_put(z);                /* the build's reference; the pieces keep theirs */
 	else
 		txh->released(wr->owner);         /* all copied */
 	*out = m;
 	return 0;
 }
 
-bool dpv_tx_tso_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
+bool dpv__tx_tso_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
 			const struct dpv_tx_req *req)
 {
-	return dpv_offload_policy_of(ctl) != DPV_OFFLOAD_POLICY_HARDWARE ||
-	       (dpv_offload_forced(ctl) & DPV_OFFLOAD_TCP_TSO) ||
+	return dpv__offload_policy_of(ctl) != DPV_OFFLOAD_POLICY_HARDWARE ||
+	       (dpv__offload_forced(ctl) & DPV_OFFLOAD_TCP_TSO) ||
 	       tso_in_hw(caps, ctl, req, req->tso_info, req->len);
 }
 
-bool dpv_tx_ip_csum_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl)
+bool dpv__tx_ip_csum_allowed(const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl)
 {
-	return dpv_offload_policy_of(ctl) != DPV_OFFLOAD_POLICY_HARDWARE ||
+	return dpv__offload_policy_of(ctl) != DPV_OFFLOAD_POLICY_HARDWARE ||
 	       (caps->tx_offloads & HW_CSUM_OFFLOADS) ||
-	       (dpv_offload_forced(ctl) &
+	       (dpv__offload_forced(ctl) &
 		(DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM | DPV_OFFLOAD_UDP_CKSUM));
 }
 
 /* The port's segmentation where it gives the contract's segments, else software (the
- * HARDWARE policy was checked while posting: dpv_tx_tso_allowed). */
+ * HARDWARE policy was checked while posting: dpv__tx_tso_allowed). */
 static int tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	const struct dpv_hdr_info *info = wr->tso_info;
@@ -425,10 +425,10 @@ static int tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **fr
 	    txh->caps->max_tx_frame)
 		return -EMSGSIZE;
 	txh->cnt.tso_sw++;
-	return dpv_tx_tso_build(txh, wr, frame);
+	return dpv__tx_tso_build(txh, wr, frame);
 }
 
-int dpv_tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
+int dpv__tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	struct dpv_hdr_info info = { 0 };
 	uint32_t copy_len;
@@ -441,7 +441,7 @@ int dpv_tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 		peek_headers(wr, &info);
 	copy_len = copy_length(txh, wr, &info);
 	if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txh->small_max)
-		rc = (m = dpv_tx_copy_one(txh, wr->seg[0].addr, wr->len)) ? 0 : -ENOMEM;
+		rc = (m = dpv__tx_copy_one(txh, wr->seg[0].addr, wr->len)) ? 0 : -ENOMEM;
 	else
 		rc = build(txh, wr, copy_len, &m);
 	if (rc == -ENOBUFS || rc == -E2BIG)
@@ -460,11 +460,11 @@ int dpv_tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 	return 0;
 }
 
-void dpv_tx_csum(struct dpv_txh *h, struct rte_mbuf *m)
+void dpv__tx_csum(struct dpv_txh *h, struct rte_mbuf *m)
 {
 	struct dpv_hdr_info info;
 
-	dpv_hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
+	dpv__hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
 	csum_offload(h, m, &info);
 }
 
@@ -491,18 +491,18 @@ static uint16_t gather_packets(struct dpv_txh *txh, void **frames, uint16_t n,
 			pkts[k++] = frames[i];
 			continue;
 		}
-		uint16_t got = dpv_tx_tso_next(txh, to_tso(frames[i]), pkts + k, BURST_PKTS - k);
+		uint16_t got = dpv__tx_tso_next(txh, to_tso(frames[i]), pkts + k, BURST_PKTS - k);
 
 		for (uint16_t j = 0; j < got; j++)
 			owner[k + j] = i;
 		k += got;
-		if (!dpv_tx_tso_done(to_tso(frames[i])))
+		if (!dpv__tx_tso_done(to_tso(frames[i])))
 			break;                    /* the rest of it goes first next time */
 	}
 	return k;
 }
 
-uint16_t dpv_tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
+uint16_t dpv__tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
 {
 	struct rte_mbuf *pkts[BURST_PKTS];
 	uint16_t owner[BURST_PKTS], k, sent, taken;
@@ -519,27 +519,27 @@ uint16_t dpv_tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
 	/* packets of TSO frames the port did not take go back to their frames */
 	for (uint16_t j = k; j > sent; j--)
 		if (is_tso(frames[owner[j - 1]]))
-			dpv_tx_tso_unget(to_tso(frames[owner[j - 1]]), 1);
+			dpv__tx_tso_unget(to_tso(frames[owner[j - 1]]), 1);
 	/* frames wholly taken: those before the first packet not sent, if complete */
 	taken = sent < k ? owner[sent] : (k ? owner[k - 1] + 1 : 0);
 	if (taken > 0 && sent == k && is_tso(frames[taken - 1]) &&
-	    !dpv_tx_tso_done(to_tso(frames[taken - 1])))
+	    !dpv__tx_tso_done(to_tso(frames[taken - 1])))
 		taken--;
 	for (uint16_t i = 0; i < taken; i++)
 		if (is_tso(frames[i]))
-			dpv_tx_tso_free(to_tso(frames[i]));
+			dpv__tx_tso_free(to_tso(frames[i]));
 	return taken;
 }
 
-void dpv_tx_drop(void *frame)
+void dpv__tx_drop(void *frame)
 {
 	if (is_tso(frame))
-		dpv_tx_tso_free(to_tso(frame));
+		dpv__tx_tso_free(to_tso(frame));
 	else
 		rte_pktmbuf_free(frame);
 }
 
-void dpv_tx_reap(struct dpv_txh *txh)
+void dpv__tx_reap(struct dpv_txh *txh)
 {
 	if (txh->caps->tx_done_cleanup)
 		txh->ops->tx_reap(txh->q);
@@ -559,15 +559,15 @@ static struct rte_mempool *zc_pool_get(int socket)
 	pthread_mutex_lock(&zc_lock);
 	if (zc_pools[i] == NULL) {
 		snprintf(name, sizeof(name), "dpv_zc_%u", i);
-		zc_pools[i] = rte_mempool_create(name, dpv_config()->mbufs_per_socket,
-						 sizeof(struct zc_ctx), dpv_config()->mbuf_cache, 0,
+		zc_pools[i] = rte_mempool_create(name, dpv__config()->mbufs_per_socket,
+						 sizeof(struct zc_ctx), dpv__config()->mbuf_cache, 0,
 						 NULL, NULL, NULL, NULL, socket, 0);
 	}
 	pthread_mutex_unlock(&zc_lock);
 	return zc_pools[i];
 }
 
-void dpv_tx_pools_release(void)
+void dpv__tx_pools_release(void)
 {
 	pthread_mutex_lock(&zc_lock);
 	for (unsigned int i = 0; i < RTE_MAX_NUMA_NODES; i++) {
@@ -585,7 +585,7 @@ void dpv_tx_pools_release(void)
 	pthread_mutex_unlock(&zc_lock);
 }
 
-int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
+int dpv__txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv_port *port,
 		 const struct dpv_port_caps *caps, const struct dpv_offload_ctl *ctl,
 		 void (*released)(void *owner))
 {
@@ -598,7 +598,7 @@ int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv
 		.ops = ops, .caps = caps, .ctl = ctl, .released = released,
 		.mp = caps->mp, .ext_mp = caps->ext_mp, .zc_mp = zc_pool_get(caps->socket_id),
 		.small_max = rte_pktmbuf_data_room_size(caps->mp) - RTE_PKTMBUF_HEADROOM,
-		.copy_max = dpv_config()->tx_copy_max,
+		.copy_max = dpv__config()->tx_copy_max,
 	};
 	if (h->zc_mp == NULL)
 		return -ENOMEM;
@@ -606,7 +606,7 @@ int dpv_txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dpv
 	return rc;
 }
 
-void dpv_txh_close(struct dpv_txh *h)
+void dpv__txh_close(struct dpv_txh *h)
 {
 	if (h->build.n)
 		rte_pktmbuf_free_bulk(h->build.m, h->build.n);
@@ -618,7 +618,7 @@ void dpv_txh_close(struct dpv_txh *h)
 	h->q = NULL;
 }
 
-void dpv_tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c)
+void dpv__tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c)
 {
 	to->frames += c->frames;
 	to->bytes += c->bytes;

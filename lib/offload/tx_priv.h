@@ -27,25 +27,25 @@ struct zc_ctx {
 
 uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p);
 /* Append @len bytes from the cursor to @m (NULL: a new chain) as copies, in mbufs of @s. */
-int dpv_tx_copy(struct dpv_txh *h, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
+int dpv__tx_copy(struct dpv_txh *h, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
 		struct rte_mbuf **m);
 /* Append @len bytes from the cursor to @m as external buffers sharing @z (one reference
  * each). -ENOBUFS or -E2BIG: nothing appended, copy instead. */
-int dpv_tx_attach(struct dpv_txh *h, struct cursor *c, uint32_t len, struct rte_mbuf **m,
+int dpv__tx_attach(struct dpv_txh *h, struct cursor *c, uint32_t len, struct rte_mbuf **m,
 		  struct zc_ctx *z);
-struct zc_ctx *dpv_tx_zc_get(struct dpv_txh *h, void *owner, uint16_t refs);
+struct zc_ctx *dpv__tx_zc_get(struct dpv_txh *h, void *owner, uint16_t refs);
 /* Drop one reference; the last one releases the request. */
-void dpv_tx_zc_put(struct zc_ctx *z);
+void dpv__tx_zc_put(struct zc_ctx *z);
 
 /* TSO (tx_tso.c): a segmenter built at post time, generating segments at burst time. */
 struct tso_frame;
-int dpv_tx_tso_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame);
+int dpv__tx_tso_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame);
 /* Up to @max next packets of the request into @pkts; how many. */
-uint16_t dpv_tx_tso_next(struct dpv_txh *h, struct tso_frame *t, struct rte_mbuf **pkts,
+uint16_t dpv__tx_tso_next(struct dpv_txh *h, struct tso_frame *t, struct rte_mbuf **pkts,
 			 uint16_t max);
 /* Give back the last @n packets tso_next handed out (the port did not take them). */
-void dpv_tx_tso_unget(struct tso_frame *t, uint16_t n);
-bool dpv_tx_tso_done(const struct tso_frame *t);
-void dpv_tx_tso_free(struct tso_frame *t);
+void dpv__tx_tso_unget(struct tso_frame *t, uint16_t n);
+bool dpv__tx_tso_done(const struct tso_frame *t);
+void dpv__tx_tso_free(struct tso_frame *t);
 
 #endif

@@ -36,11 +36,11 @@ struct tso_frame {
 	uint8_t hdr[TSO_HDR_MAX];
 };
 
-int dpv_tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
+int dpv__tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	struct tso_frame *t;
 	/* an INLINE payload is copied into a framework store first, which may be attached */
-	bool zc = dpv_tx_zero_copy(txh, wr->len);
+	bool zc = dpv__tx_zero_copy(txh, wr->len);
 
 	if (wr->tso_hdr_len > TSO_HDR_MAX || wr->nseg > RTE_DIM(t->seg))
 		return -EINVAL;
@@ -48,7 +48,7 @@ int dpv_tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **fr
 	if (t == NULL)
 		return -ENOMEM;
 	*t = (struct tso_frame){ .txh = txh, .owner = wr->owner, .info = *wr->tso_info, .hdr_len = wr->tso_hdr_len,
-				 .mss = wr->mss, .nseg = dpv_tso_segments(wr->len, wr->mss),
+				 .mss = wr->mss, .nseg = dpv__tso_segments(wr->len, wr->mss),
 				 .left = wr->len };
 	memcpy(t->hdr, wr->tso_hdr, wr->tso_hdr_len);
 	memcpy(t->seg, wr->seg, wr->nseg * sizeof(wr->seg[0]));
@@ -73,7 +73,7 @@ int dpv_tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **fr
 		t->seg[0] = (struct dpv_tx_seg){ store, wr->len };
 		t->cur.nseg = 1;
 	}
-	if (zc && (t->z = dpv_tx_zc_get(txh, wr->owner, 1)) != NULL) {
+	if (zc && (t->z = dpv__tx_zc_get(txh, wr->owner, 1)) != NULL) {
 		t->z->store = t->store;           /* freed with the last piece */
 		t->store = NULL;
 	}
@@ -85,7 +85,7 @@ int dpv_tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **fr
 static void tso_finished(struct tso_frame *t)
 {
 	if (t->z != NULL) {
-		dpv_tx_zc_put(t->z);             /* released when the PMD frees the last piece */
+		dpv__tx_zc_put(t->z);             /* released when the PMD frees the last piece */
 		t->z = NULL;
 	} else {
 		rte_free(t->store);
@@ -97,7 +97,7 @@ static void tso_finished(struct tso_frame *t)
 static struct rte_mbuf *tso_segment(struct dpv_txh *txh, struct tso_frame *t)
 {
 	uint32_t len = RTE_MIN(t->left, (uint32_t)t->mss);
-	struct rte_mbuf *m = dpv_tx_mbuf(txh, &txh->burst);
+	struct rte_mbuf *m = dpv__tx_mbuf(txh, &txh->burst);
 	int rc = -ENOMEM;
 
 	if (m == NULL)
@@ -105,21 +105,21 @@ static struct rte_mbuf *tso_segment(struct dpv_txh *txh, struct tso_frame *t)
 	rte_memcpy(rte_pktmbuf_mtod(m, uint8_t *), t->hdr, t->hdr_len);
 	m->data_len = t->hdr_len;
 	m->pkt_len = t->hdr_len;
-	dpv_tso_header(rte_pktmbuf_mtod(m, uint8_t *), &t->info, t->next, t->nseg, len, t->mss);
+	dpv__tso_header(rte_pktmbuf_mtod(m, uint8_t *), &t->info, t->next, t->nseg, len, t->mss);
 	if (len > 0 && t->z != NULL) {
 		struct cursor saved = t->cur;
 
-		rc = dpv_tx_attach(txh, &t->cur, len, &m, t->z);
+		rc = dpv__tx_attach(txh, &t->cur, len, &m, t->z);
 		if (rc != 0)
 			t->cur = saved;
 	}
 	if (rc != 0 && len > 0)
-		rc = dpv_tx_copy(txh, &txh->burst, &t->cur, len, &m);
+		rc = dpv__tx_copy(txh, &txh->burst, &t->cur, len, &m);
 	if (rc != 0 && len > 0) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	dpv_sw_csum(m, &t->info);
+	dpv__sw_csum(m, &t->info);
 	t->left -= len;
 	txh->cnt.tso_segments_sw++;
 	if (++t->next == t->nseg)
@@ -127,7 +127,7 @@ static struct rte_mbuf *tso_segment(struct dpv_txh *txh, struct tso_frame *t)
 	return m;
 }
 
-uint16_t dpv_tx_tso_next(struct dpv_txh *txh, struct tso_frame *t, struct rte_mbuf **pkts,
+uint16_t dpv__tx_tso_next(struct dpv_txh *txh, struct tso_frame *t, struct rte_mbuf **pkts,
 			  uint16_t max)
 {
 	uint16_t n = 0;
@@ -152,18 +152,18 @@ uint16_t dpv_tx_tso_next(struct dpv_txh *txh, struct tso_frame *t, struct rte_mb
 	return n;
 }
 
-void dpv_tx_tso_unget(struct tso_frame *t, uint16_t n)
+void dpv__tx_tso_unget(struct tso_frame *t, uint16_t n)
 {
 	t->pend_off -= n;
 }
 
-bool dpv_tx_tso_done(const struct tso_frame *t)
+bool dpv__tx_tso_done(const struct tso_frame *t)
 {
 	return t->next == t->nseg && t->pend_off == t->npend;
 }
 
 /* Taken by the port (nothing pending), or dropped (flush): free what is left. */
-void dpv_tx_tso_free(struct tso_frame *t)
+void dpv__tx_tso_free(struct tso_frame *t)
 {
 	for (uint16_t i = t->pend_off; i < t->npend; i++)
 		rte_pktmbuf_free(t->pend[i]);

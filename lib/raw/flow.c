@@ -46,11 +46,11 @@ struct fields {
 	uint16_t sport, dport;
 };
 
-void dpv_device_flows_init(struct dpv_device *dev)
+void dpv__device_flows_init(struct dpv_device *dev)
 {
 	pthread_rwlock_init(&dev->flows_lock, NULL);
 	TAILQ_INIT(&dev->flows);
-	dpv_spinlock_init(&dev->rx_lock);
+	dpv__spinlock_init(&dev->rx_lock);
 }
 
 /* The size a spec of @type must have at least (its struct in verbs.h); 0: not supported. */
@@ -177,7 +177,7 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
 	return 0;
 }
 
-struct ibv_flow *dpv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
+struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 {
 	struct dpv_qp *qp = to_dqp(ibqp);
 	struct dpv_device *dev;
@@ -186,16 +186,16 @@ struct ibv_flow *dpv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr
 
 	if (qp == NULL || attr == NULL || attr->comp_mask != 0 || attr->port != 1 ||
 	    (attr->flags & ~(uint32_t)IBV_FLOW_ATTR_FLAGS_DONT_TRAP))
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	if (qp->type != IBV_QPT_RAW_PACKET || attr->type > IBV_FLOW_ATTR_SNIFFER)
-		return dpv_fail_ptr(-EOPNOTSUPP);
+		return dpv__fail_ptr(-EOPNOTSUPP);
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	rc = parse_specs(attr, &f->m);
 	if (rc != 0) {
 		free(f);
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	}
 	dev = qp->ctx->dev;
 	f->ibflow.context = ibqp->context;
@@ -216,13 +216,13 @@ struct ibv_flow *dpv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr
 	return &f->ibflow;
 }
 
-int dpv_destroy_flow(struct ibv_flow *ibflow)
+int dpv__destroy_flow(struct ibv_flow *ibflow)
 {
 	struct dpv_flow *f = container_of_safe(ibflow, struct dpv_flow, ibflow);
 	struct dpv_device *dev;
 
 	if (f == NULL)
-		return EINVAL;
+		return -EINVAL;
 	dev = f->qp->ctx->dev;
 	pthread_rwlock_wrlock(&dev->flows_lock);
 	TAILQ_REMOVE(&dev->flows, f, next);
@@ -237,7 +237,7 @@ static void frame_fields(const uint8_t *h, uint32_t len, struct fields *fl)
 	struct dpv_hdr_info info;
 
 	memset(fl, 0, sizeof(*fl));
-	dpv_hdr_parse(h, len, &info);
+	dpv__hdr_parse(h, len, &info);
 	if (info.l2_len == 0)
 		return;
 	memcpy(fl->dmac, h, 6);
@@ -311,7 +311,7 @@ static bool matches(const struct match *m, const struct fields *f)
 }
 
 /* The QPs a frame goes to (at most @max); flows_lock held for reading. */
-int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
+int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
 		       struct dpv_qp **out, int max)
 {
 	struct fields fl;
@@ -349,9 +349,9 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	struct dpv_flow *f, *found = NULL;
 
 	if (qp->type != IBV_QPT_RAW_PACKET)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (!(gid->raw[10] & 1))
-		return EINVAL;                    /* not a multicast MAC */
+		return -EINVAL;                   /* not a multicast MAC */
 	pthread_rwlock_wrlock(&dev->flows_lock);
 	TAILQ_FOREACH(f, &dev->flows, next)
 		if (f->mcast && f->qp == qp && memcmp(&f->gid, gid, sizeof(*gid)) == 0)
@@ -360,7 +360,7 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		f = calloc(1, sizeof(*f));
 		if (f == NULL) {
 			pthread_rwlock_unlock(&dev->flows_lock);
-			return ENOMEM;
+			return -ENOMEM;
 		}
 		f->qp = qp;
 		f->mcast = true;
@@ -375,21 +375,21 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		free(found);
 	}
 	pthread_rwlock_unlock(&dev->flows_lock);
-	return !attach && found == NULL ? EINVAL : 0;
+	return !attach && found == NULL ? -EINVAL : 0;
 }
 
 DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return qp == NULL || gid == NULL ? EINVAL : mcast_flow(to_dqp(qp), gid, true);
+	return qp == NULL || gid == NULL ? EINVAL : -mcast_flow(to_dqp(qp), gid, true);
 }
 
 DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return qp == NULL || gid == NULL ? EINVAL : mcast_flow(to_dqp(qp), gid, false);
+	return qp == NULL || gid == NULL ? EINVAL : -mcast_flow(to_dqp(qp), gid, false);
 }
 
 /* At QP destruction: its group attachments go with it (as the kernel detaches them). */
-void dpv_qp_mcast_detach_all(struct dpv_qp *qp)
+void dpv__qp_mcast_detach_all(struct dpv_qp *qp)
 {
 	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_flow *f, *next;

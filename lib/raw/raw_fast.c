@@ -31,7 +31,7 @@ static inline bool gather_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, 
 		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
 
 		if (!inl && sge->length != 0 &&
-		    dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va) == NULL)
+		    dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va) == NULL)
 			return false;
 		rte_memcpy(dst, va, sge->length);
 		dst += sge->length;
@@ -58,9 +58,9 @@ static inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_se
 	/* one compare per WR: the limits were folded when the QP entered RTS */
 	if (unlikely(len - ETH_HLEN > (inl ? qp->fast_max_inline : qp->fast_max_copy) - ETH_HLEN))
 		return NULL;
-	if (unlikely((f & IBV_SEND_IP_CSUM) && !dpv_tx_ip_csum_allowed(h->caps, h->ctl)))
+	if (unlikely((f & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(h->caps, h->ctl)))
 		return NULL;
-	m = dpv_tx_mbuf(h, &h->build);
+	m = dpv__tx_mbuf(h, &h->build);
 	if (unlikely(m == NULL))
 		return NULL;
 	if (wr->num_sge == 1 && inl) {
@@ -73,7 +73,7 @@ static inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_se
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
 	if (f & IBV_SEND_IP_CSUM)
-		dpv_tx_csum(h, m);
+		dpv__tx_csum(h, m);
 	*len_out = (uint32_t)len;
 	return m;
 }
@@ -107,22 +107,22 @@ static void fast_complete(struct dpv_qp *qp, uint32_t first, const uint32_t *sig
 	unsigned int k = 0;
 
 	if (sq->done != first) {
-		dpv_sq_complete(qp);
+		dpv__sq_complete(qp);
 		return;
 	}
 	for (unsigned int i = 0; i < ns && sig[i] - first < sq->sent - first; i++) {
 		const struct dpv_wqe *w = &sq->wqe[sig[i] & sq->mask];
 
-		dpv_cqe_fill(&cqe[k], qp, w->wr_id, IBV_WC_SUCCESS, IBV_WC_SEND, w->byte_len, 0);
+		dpv__cqe_fill(&cqe[k], qp, w->wr_id, IBV_WC_SUCCESS, IBV_WC_SEND, w->byte_len, 0);
 		cqe[k].sq_index = sig[i];
 		cqe[k++].is_send = true;
 		if (k == FAST_BURST) {
-			dpv_cq_push_many(qp->scq, cqe, k);
+			dpv__cq_push_many(qp->scq, cqe, k);
 			k = 0;
 		}
 	}
 	if (k != 0)
-		dpv_cq_push_many(qp->scq, cqe, k);
+		dpv__cq_push_many(qp->scq, cqe, k);
 	qp->tx_completed += sq->sent - sq->done;
 	sq->done = sq->sent;
 }
@@ -155,15 +155,15 @@ static void fast_flush(struct dpv_qp *qp, struct fast_list *l)
 	l->bytes = 0;
 }
 
-int dpv_raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct fast_list l;
 	uint32_t room;
 	int rc = 0;
 
-	dpv_qp_lock(qp);
-	if (unlikely(dpv_qp_state(qp) != IBV_QPS_RTS || sq->sent != sq->head || dpv_cycles()))
+	dpv__qp_lock(qp);
+	if (unlikely(dpv__qp_state(qp) != IBV_QPS_RTS || sq->sent != sq->head || dpv__cycles()))
 		goto generic;
 	l.first = sq->post;
 	l.n = 0;
@@ -202,7 +202,7 @@ int dpv_raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv
 		fast_flush(qp, &l);
 generic:
 	if (wr != NULL)
-		rc = dpv_raw_post_list(qp, wr, bad_wr);
-	dpv_qp_unlock(qp);
+		rc = dpv__raw_post_list(qp, wr, bad_wr);
+	dpv__qp_unlock(qp);
 	return rc;
 }

@@ -19,7 +19,7 @@ static void raw_destroy(struct dpv_qp *qp)
 {
 	if (qp->txh == NULL)
 		return;
-	dpv_device_txh_close(qp->ctx->dev, qp->txh);
+	dpv__device_txh_close(qp->ctx->dev, qp->txh);
 	free(qp->txh);
 	qp->txh = NULL;
 }
@@ -28,7 +28,7 @@ static void raw_destroy(struct dpv_qp *qp)
  * so when it runs on another NUMA socket than the port (service mode picks a local lcore). */
 static void check_placement(struct dpv_qp *qp)
 {
-	int port = qp->ctx->dev->caps.socket_id, me = dpv_socket_of_caller();
+	int port = qp->ctx->dev->caps.socket_id, me = dpv__socket_of_caller();
 
 	if (!qp->service && port >= 0 && me >= 0 && me != port)
 		VERBS_LOG(WARNING, "QP %#x: its port %s is on NUMA socket %d, this thread on socket "
@@ -44,7 +44,7 @@ static int open_txh(struct dpv_qp *qp)
 
 	if (h == NULL)
 		return -ENOMEM;
-	rc = dpv_device_txh_open(qp->ctx->dev, h, dpv_wqe_release);
+	rc = dpv__device_txh_open(qp->ctx->dev, h, dpv__wqe_release);
 	if (rc != 0) {
 		free(h);
 		return rc;
@@ -62,7 +62,7 @@ static void fast_limits(struct dpv_qp *qp)
 	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
 
 	qp->fast_max_inline = RTE_MIN(one, (uint64_t)qp->lim.max_inline_data);
-	/* dpv_tx_zero_copy() as a limit: above copy_max a frame is attached, not copied */
+	/* dpv__tx_zero_copy() as a limit: above copy_max a frame is attached, not copied */
 	qp->fast_max_copy = h->caps->zero_copy ? RTE_MIN(one, (uint64_t)h->copy_max) : one;
 	/* below an Ethernet header nothing passes (the compare subtracts 14) */
 	if (qp->fast_max_inline < 14)
@@ -78,15 +78,15 @@ static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	if (next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET && qp->txh == NULL)
 		rc = open_txh(qp);
 	if (rc == 0 && next == IBV_QPS_INIT && qp->service)
-		rc = dpv_service_qp_add(qp);
+		rc = dpv__service_qp_add(qp);
 	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
 		check_placement(qp);
 	/* the fast path for direct-mode QPs in RTS, the generic one otherwise */
 	if (rc == 0 && next == IBV_QPS_RTS && !qp->service && qp->txh != NULL) {
 		fast_limits(qp);
-		__atomic_store_n(&qp->post_send, dpv_raw_post_send_fast, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->post_send, dpv__raw_post_send_fast, __ATOMIC_RELAXED);
 	} else {
-		__atomic_store_n(&qp->post_send, dpv_raw_post_send, __ATOMIC_RELAXED);
+		__atomic_store_n(&qp->post_send, dpv__raw_post_send, __ATOMIC_RELAXED);
 	}
 	return rc;
 }
@@ -96,11 +96,11 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.create = raw_create,
 	.destroy = raw_destroy,
 	.prepare_state = raw_prepare_state,
-	.post_send = dpv_raw_post_send,
-	.progress = dpv_raw_progress,
-	.flush = dpv_raw_flush,
-	.reset = dpv_raw_reset,
-	.port_rx = dpv_raw_port_rx,
-	.port_rx_wanted = dpv_raw_port_rx_wanted,
+	.post_send = dpv__raw_post_send,
+	.progress = dpv__raw_progress,
+	.flush = dpv__raw_flush,
+	.reset = dpv__raw_reset,
+	.port_rx = dpv__raw_port_rx,
+	.port_rx_wanted = dpv__raw_port_rx_wanted,
 	.service = true,
 };

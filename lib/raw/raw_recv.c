@@ -41,7 +41,7 @@ static void rq_deliver(struct dpv_qp *qp, struct dpv_device *dev, struct rte_mbu
 
 		if (take == 0)
 			continue;
-		mr = dpv_mr_lookup(qp->ctx, qp->pd, sge[i].lkey, sge[i].addr, take, &va);
+		mr = dpv__mr_lookup(qp->ctx, qp->pd, sge[i].lkey, sge[i].addr, take, &va);
 		if (mr == NULL || !(mr->access & IBV_ACCESS_LOCAL_WRITE)) {
 			st = IBV_WC_LOC_PROT_ERR;
 			break;
@@ -54,17 +54,17 @@ static void rq_deliver(struct dpv_qp *qp, struct dpv_device *dev, struct rte_mbu
 	}
 	rq->tail++;
 	if (st != IBV_WC_SUCCESS) {
-		dpv_rq_batch_flush(b);   /* what came before, then the error, then the flushes */
-		dpv_rq_complete(qp, w->wr_id, st, 0, 0, NULL);
-		dpv_qp_fail(qp);
+		dpv__rq_batch_flush(b);   /* what came before, then the error, then the flushes */
+		dpv__rq_complete(qp, w->wr_id, st, 0, 0, NULL);
+		dpv__qp_fail(qp);
 		return;
 	}
-	dpv_rq_complete(qp, w->wr_id, st, len, dpv_rx_csum_ok(frame) ? IBV_WC_IP_CSUM_OK : 0, b);
+	dpv__rq_complete(qp, w->wr_id, st, len, dpv__rx_csum_ok(frame) ? IBV_WC_IP_CSUM_OK : 0, b);
 }
 
 static bool receiving(const struct dpv_qp *qp)
 {
-	enum ibv_qp_state s = dpv_qp_state(qp);
+	enum ibv_qp_state s = dpv__qp_state(qp);
 
 	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE;
 }
@@ -78,11 +78,11 @@ static void rx_dispatch(struct dpv_device *dev, struct rte_mbuf *frame, struct d
 	for (int j = 0; j < k; j++) {
 		if (to[j] != *held) {
 			if (*held != NULL) {
-				dpv_rq_batch_flush(b);
-				dpv_qp_unlock(*held);
+				dpv__rq_batch_flush(b);
+				dpv__qp_unlock(*held);
 			}
 			*held = to[j];
-			dpv_qp_lock(to[j]);
+			dpv__qp_lock(to[j]);
 		}
 		if (receiving(to[j]))
 			rq_deliver(to[j], dev, frame, b);
@@ -90,12 +90,12 @@ static void rx_dispatch(struct dpv_device *dev, struct rte_mbuf *frame, struct d
 }
 
 /* A stale answer only delays a poll. */
-bool dpv_raw_port_rx_wanted(const struct dpv_device *dev)
+bool dpv__raw_port_rx_wanted(const struct dpv_device *dev)
 {
 	return !TAILQ_EMPTY(&dev->flows);
 }
 
-void dpv_raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
+void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
 {
 	struct dpv_cqe_batch batch = { .n = 0 };
 	struct dpv_qp *held = NULL;
@@ -103,15 +103,15 @@ void dpv_raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t 
 	pthread_rwlock_rdlock(&dev->flows_lock);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dpv_qp *to[RX_FANOUT];
-		int k = dpv_flows_classify(dev, rte_pktmbuf_mtod(frames[i], const uint8_t *),
+		int k = dpv__flows_classify(dev, rte_pktmbuf_mtod(frames[i], const uint8_t *),
 					   rte_pktmbuf_data_len(frames[i]), to, RX_FANOUT);
 
 		if (k == 0)
 			dev->rx_unsteered++;
 		rx_dispatch(dev, frames[i], to, k, &held, &batch);
 	}
-	dpv_rq_batch_flush(&batch);
+	dpv__rq_batch_flush(&batch);
 	if (held != NULL)
-		dpv_qp_unlock(held);
+		dpv__qp_unlock(held);
 	pthread_rwlock_unlock(&dev->flows_lock);
 }

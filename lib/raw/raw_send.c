@@ -2,7 +2,7 @@
  * table, then this port's offload policy), take an SQ slot, have lib/offload build its frame
  * (direct mode) or keep a descriptor for the service lcore (service mode), and hand the
  * frames of [sent, head) to the port once per list. A WR completes when no frame holds its
- * memory any more (dpv_wqe_release). raw_fast.c takes the common case before this. */
+ * memory any more (dpv__wqe_release). raw_fast.c takes the common case before this. */
 #include <errno.h>
 #include <string.h>
 
@@ -27,7 +27,7 @@ static const uint8_t *frame_peek(struct dpv_qp *qp, const struct ibv_send_wr *wr
 
 		if (take == 0)
 			continue;
-		if (!inl && dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, take, &va) == NULL)
+		if (!inl && dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, take, &va) == NULL)
 			return NULL;
 		memcpy(buf + *len, va, take);
 		*len += take;
@@ -61,7 +61,7 @@ static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wq
 		if (sge->length == 0)
 			continue;
 		if (!inl) {
-			mr = dpv_mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
+			mr = dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
 			if (unlikely(mr == NULL))
 				return IBV_WC_LOC_PROT_ERR;
 			note_mr(w, nb_mr, mr);
@@ -117,7 +117,7 @@ static void sq_defer(struct dpv_qp *qp, struct dpv_wqe *w, struct dpv_tx_seg *se
 static int build_now(struct dpv_qp *qp, struct dpv_wqe *w, const struct dpv_tx_req *req,
 		     uint8_t nb_mr)
 {
-	int rc = dpv_tx_build(qp->txh, req, &w->frame);
+	int rc = dpv__tx_build(qp->txh, req, &w->frame);
 
 	if (rc == 0)
 		hold_mrs(w, nb_mr);
@@ -145,13 +145,13 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 	struct dpv_tx_seg *seg = qp->service ?
 				 &sq->desc_seg[(size_t)(sq->post & sq->mask) * sq->max_sge] : local;
 	struct dpv_tx_req req = { .seg = seg, .owner = w, .len = len, .flags = req_flags(wr) };
-	enum ibv_qp_state state = dpv_qp_state(qp);
+	enum ibv_qp_state state = dpv__qp_state(qp);
 	uint8_t nb_mr = 0;
 	int rc = 0;
 
 	*w = (struct dpv_wqe){
 		.wr_id = wr->wr_id,
-		.opcode = dpv_wr_wc_opcode(wr->opcode),
+		.opcode = dpv__wr_wc_opcode(wr->opcode),
 		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
 		.byte_len = len,
 		.mrs = w->mrs,
@@ -188,7 +188,7 @@ static int check_offload(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64
 {
 	const struct dpv_device *d = qp->ctx->dev;
 
-	if ((wr->send_flags & IBV_SEND_IP_CSUM) && !dpv_tx_ip_csum_allowed(&d->caps, &d->offload))
+	if ((wr->send_flags & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(&d->caps, &d->offload))
 		return -EINVAL;
 	if (wr->opcode == IBV_WR_TSO) {
 		struct dpv_tx_seg seg[32];
@@ -200,7 +200,7 @@ static int check_offload(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64
 			if (wr->sg_list[i].length != 0)
 				seg[req.nseg++] = (struct dpv_tx_seg){
 					(void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length };
-		if (!dpv_tx_tso_allowed(&d->caps, &d->offload, &req))
+		if (!dpv__tx_tso_allowed(&d->caps, &d->offload, &req))
 			return -EINVAL;
 	}
 	return 0;
@@ -211,13 +211,13 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	uint8_t peek[PEEK_LEN];
 	const uint8_t *l2 = NULL;
 	uint32_t l2_len = 0;
-	uint64_t len = 0, t0 = dpv_cyc_start();
+	uint64_t len = 0, t0 = dpv__cyc_start();
 	struct dpv_hdr_info tso_info;
 	int rc;
 
 	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
-		len = dpv_wr_length(wr);
-	rc = dpv_wr_check_basic(&qp->lim, wr, len);
+		len = dpv__wr_length(wr);
+	rc = dpv__wr_check_basic(&qp->lim, wr, len);
 	if (unlikely(rc != 0))
 		return rc;
 	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
@@ -225,22 +225,22 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 		return -ENOMEM;
 	if (unlikely(len > qp->lim.max_frame) && wr->opcode == IBV_WR_SEND)
 		l2 = frame_peek(qp, wr, peek, &l2_len);
-	rc = dpv_wr_check_shape(&qp->lim, wr, len, l2, l2_len, &tso_info);
+	rc = dpv__wr_check_shape(&qp->lim, wr, len, l2, l2_len, &tso_info);
 	if (rc == 0 && (wr->send_flags & IBV_SEND_IP_CSUM || wr->opcode == IBV_WR_TSO))
 		rc = check_offload(qp, wr, len, &tso_info);
-	dpv_cyc_add(qp, DPV_CYC_VALIDATE, t0);
+	dpv__cyc_add(qp, DPV_CYC_VALIDATE, t0);
 	if (likely(rc == 0)) {
-		t0 = dpv_cyc_start();
+		t0 = dpv__cyc_start();
 		rc = sq_post_one(qp, wr, (uint32_t)len, &tso_info);
-		dpv_cyc_add(qp, DPV_CYC_BUILD, t0);
+		dpv__cyc_add(qp, DPV_CYC_BUILD, t0);
 	}
 	return rc;
 }
 
 /* The list from @wr on, QP lock held; 0 or a negative errno with *bad_wr set. */
-int dpv_raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	enum ibv_qp_state state = dpv_qp_state(qp);
+	enum ibv_qp_state state = dpv__qp_state(qp);
 	uint32_t posted = 0;
 	int rc = 0;
 
@@ -257,20 +257,20 @@ int dpv_raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 		/* a service lcore reads the WQEs once it sees the new head */
 		__atomic_store_n(&qp->sq.head, qp->sq.post, __ATOMIC_RELEASE);
 		if (!qp->service)
-			dpv_raw_progress(qp);      /* one doorbell for the whole list */
+			dpv__raw_progress(qp);      /* one doorbell for the whole list */
 	}
 	if (rc != 0)
 		*bad_wr = wr;
 	return rc;
 }
 
-int dpv_raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	int rc;
 
-	dpv_qp_lock(qp);
-	rc = dpv_raw_post_list(qp, wr, bad_wr);
-	dpv_qp_unlock(qp);
+	dpv__qp_lock(qp);
+	rc = dpv__raw_post_list(qp, wr, bad_wr);
+	dpv__qp_unlock(qp);
 	return rc;
 }
 
@@ -288,7 +288,7 @@ static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slo
 		.tso_hdr = data + (d->flags & DPV_TX_INLINE ? w->byte_len : 0),
 		.tso_hdr_len = d->tso_hdr_len, .tso_info = &d->tso_info,
 	};
-	int rc = dpv_tx_build(qp->txh, &req, &w->frame);
+	int rc = dpv__tx_build(qp->txh, &req, &w->frame);
 
 	if (rc == -ENOMEM || rc == -ENOBUFS)
 		return false;
@@ -309,7 +309,7 @@ static void sq_kick(struct dpv_qp *qp)
 	struct dpv_wqe *wqes[BURST_MAX];
 	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 
-	while (sq->sent != head && dpv_qp_state(qp) == IBV_QPS_RTS) {
+	while (sq->sent != head && dpv__qp_state(qp) == IBV_QPS_RTS) {
 		uint16_t n = 0, took;
 		struct dpv_wqe *w;
 		bool wait = false;
@@ -325,10 +325,10 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[n] = w;
 			frames[n++] = w->frame;
 		}
-		uint64_t t0 = dpv_cyc_start();
+		uint64_t t0 = dpv__cyc_start();
 
-		took = n ? dpv_tx_burst(qp->txh, frames, n) : 0;
-		dpv_cyc_add(qp, DPV_CYC_BURST, t0);
+		took = n ? dpv__tx_burst(qp->txh, frames, n) : 0;
+		dpv__cyc_add(qp, DPV_CYC_BURST, t0);
 		for (uint16_t i = 0; i < took; i++)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
@@ -338,10 +338,10 @@ static void sq_kick(struct dpv_qp *qp)
 		if (n == 0) {
 			/* the WR at sent failed when it executed (no frame) */
 			w = &sq->wqe[sq->sent & sq->mask];
-			dpv_wqe_release(w);
+			dpv__wqe_release(w);
 			sq->sent++;
 			qp->tx_errors++;
-			dpv_qp_set_state(qp, IBV_QPS_SQE);
+			dpv__qp_set_state(qp, IBV_QPS_SQE);
 		}
 	}
 }
@@ -356,11 +356,11 @@ static void sq_flush_unsent(struct dpv_qp *qp)
 		struct dpv_wqe *w = &sq->wqe[sq->sent & sq->mask];
 
 		if (w->frame != NULL)
-			dpv_tx_drop(w->frame);
+			dpv__tx_drop(w->frame);
 		w->frame = NULL;
 		w->deferred = 0;
 		w->status = IBV_WC_WR_FLUSH_ERR;
-		dpv_wqe_release(w);
+		dpv__wqe_release(w);
 	}
 }
 
@@ -368,34 +368,34 @@ static void sq_flush_unsent(struct dpv_qp *qp)
 static void sq_reap(struct dpv_qp *qp)
 {
 	if (qp->sq.done != qp->sq.sent && qp->txh != NULL)
-		dpv_tx_reap(qp->txh);
+		dpv__tx_reap(qp->txh);
 }
 
-void dpv_raw_progress(struct dpv_qp *qp)
+void dpv__raw_progress(struct dpv_qp *qp)
 {
-	enum ibv_qp_state state = dpv_qp_state(qp);
+	enum ibv_qp_state state = dpv__qp_state(qp);
 
 	if (state == IBV_QPS_RTS) {
 		sq_kick(qp);
-		state = dpv_qp_state(qp);
+		state = dpv__qp_state(qp);
 	}
 	if (state == IBV_QPS_SQE || state == IBV_QPS_ERR)
 		sq_flush_unsent(qp);
 	sq_reap(qp);
-	dpv_sq_complete(qp);
+	dpv__sq_complete(qp);
 }
 
-void dpv_raw_flush(struct dpv_qp *qp)
+void dpv__raw_flush(struct dpv_qp *qp)
 {
 	sq_flush_unsent(qp);
-	dpv_sq_complete(qp);
+	dpv__sq_complete(qp);
 }
 
-bool dpv_raw_reset(struct dpv_qp *qp)
+bool dpv__raw_reset(struct dpv_qp *qp)
 {
 	sq_flush_unsent(qp);
-	if (!dpv_sq_wait_released(qp, sq_reap))
+	if (!dpv__sq_wait_released(qp, sq_reap))
 		return false;
-	dpv_sq_clear(&qp->sq);
+	dpv__sq_clear(&qp->sq);
 	return true;
 }

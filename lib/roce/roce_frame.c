@@ -36,9 +36,9 @@ static size_t l2_len(const struct dpv_roce_path *path)
 	return ETH_LEN + (path->vlan ? 4 : 0);
 }
 
-int dpv_roce_frame_hdr_len(const struct dpv_roce_path *path, uint8_t opcode)
+int dpv__roce_frame_hdr_len(const struct dpv_roce_path *path, uint8_t opcode)
 {
-	const struct dpv_roce_opinfo *op = dpv_roce_opinfo(opcode);
+	const struct dpv_roce_opinfo *op = dpv__roce_opinfo(opcode);
 	bool v4 = gid_is_v4(path->sgid);
 
 	if (op->name == NULL || v4 != gid_is_v4(path->dgid))
@@ -72,7 +72,7 @@ static void ipv4_write(uint8_t *ip, const struct dpv_roce_path *path, uint16_t t
 	memcpy(ip + 12, path->sgid + 12, 4);
 	memcpy(ip + 16, path->dgid + 12, 4);
 	put16(ip + 10, 0);
-	put16(ip + 10, dpv_ipv4_hdr_cksum(ip, IPV4_LEN));
+	put16(ip + 10, dpv__ipv4_hdr_cksum(ip, IPV4_LEN));
 }
 
 static void ipv6_write(uint8_t *ip, const struct dpv_roce_path *path, uint16_t payload)
@@ -121,10 +121,10 @@ static uint32_t get_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int dpv_roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
+int dpv__roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
 			 const struct dpv_roce_hdrs *h, const void *payload, uint32_t len)
 {
-	int hl = dpv_roce_frame_hdr_len(path, h->bth.opcode), rc;
+	int hl = dpv__roce_frame_hdr_len(path, h->bth.opcode), rc;
 	bool v4 = gid_is_v4(path->sgid);
 	size_t l3 = l2_len(path), bth = l3 + (v4 ? IPV4_LEN : IPV6_LEN) + UDP_LEN;
 	size_t end, total;
@@ -137,14 +137,14 @@ int dpv_roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *p
 		return -EMSGSIZE;
 	if (cap < total)
 		return -ENOSPC;
-	rc = dpv_roce_hdrs_encode(buf + bth, (size_t)hl - bth, h, len);
+	rc = dpv__roce_hdrs_encode(buf + bth, (size_t)hl - bth, h, len);
 	if (rc < 0)
 		return rc;
 	net_write(buf, path, v4, total - bth);
 	if (len != 0)
 		memcpy(buf + hl, payload, len);
 	memset(buf + hl + len, 0, end - hl - len);
-	put_le32(buf + end, dpv_roce_icrc(buf + l3, !v4, end - l3));
+	put_le32(buf + end, dpv__roce_icrc(buf + l3, !v4, end - l3));
 	return (int)total;
 }
 
@@ -180,7 +180,7 @@ static int ipv4_parse(const uint8_t *ip, size_t len, struct dpv_roce_frame *out)
 		return -ENOMSG;		/* not UDP, or a fragment (RoCE sets DF) */
 	total = get16(ip + 2);
 	if ((ip[0] & 0xF) != 5 || total < IPV4_LEN + UDP_LEN || total > len ||
-	    dpv_ipv4_hdr_cksum(ip, IPV4_LEN) != get16(ip + 10))
+	    dpv__ipv4_hdr_cksum(ip, IPV4_LEN) != get16(ip + 10))
 		return -EBADMSG;
 	out->traffic_class = ip[1];
 	out->hop_limit = ip[8];
@@ -233,7 +233,7 @@ static int ip_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
 	return -ENOMSG;
 }
 
-int dpv_roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
+int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
 {
 	const uint8_t *udp;
 	uint32_t hl, payload;
@@ -250,13 +250,13 @@ int dpv_roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *ou
 	if (get16(udp + 4) != udp_len)
 		return -EBADMSG;
 	out->sport = get16(udp);
-	rc = dpv_roce_hdrs_decode(udp + UDP_LEN, (size_t)udp_len - UDP_LEN, &out->h, &hl, &payload);
+	rc = dpv__roce_hdrs_decode(udp + UDP_LEN, (size_t)udp_len - UDP_LEN, &out->h, &hl, &payload);
 	if (rc < 0)
 		return rc;
 	out->payload_off = (uint16_t)(out->bth_off + hl);
 	out->payload_len = payload;
 	rc = out->bth_off - UDP_LEN + udp_len - DPV_ROCE_ICRC_LEN;	/* the ICRC's offset */
-	if (dpv_roce_icrc(f + out->l2_len, out->ipv6, (size_t)rc - out->l2_len) != get_le32(f + rc))
+	if (dpv__roce_icrc(f + out->l2_len, out->ipv6, (size_t)rc - out->l2_len) != get_le32(f + rc))
 		return -EILSEQ;
 	return 0;
 }

@@ -11,7 +11,7 @@
  * version (more than IPv6 + UDP + BTH + the largest extension headers + ICRC needs) */
 #define ROCE_MTU_OVERHEAD 80
 
-void dpv_roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6])
+void dpv__roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6])
 {
 	memset(gid, 0, 16);
 	gid[0] = 0xFE;
@@ -26,14 +26,14 @@ void dpv_roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6])
 	gid[15] = mac[5];
 }
 
-void dpv_roce_gid_from_ipv4(uint8_t gid[16], uint32_t addr)
+void dpv__roce_gid_from_ipv4(uint8_t gid[16], uint32_t addr)
 {
 	memset(gid, 0, 10);
 	gid[10] = gid[11] = 0xFF;
 	memcpy(gid + 12, &addr, 4);
 }
 
-int dpv_roce_gid_to_ip(const uint8_t gid[16], uint8_t addr[16])
+int dpv__roce_gid_to_ip(const uint8_t gid[16], uint8_t addr[16])
 {
 	static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
 
@@ -45,7 +45,7 @@ int dpv_roce_gid_to_ip(const uint8_t gid[16], uint8_t addr[16])
 	return AF_INET6;
 }
 
-int dpv_roce_gid_to_mac(const uint8_t gid[16], uint8_t mac[6])
+int dpv__roce_gid_to_mac(const uint8_t gid[16], uint8_t mac[6])
 {
 	static const uint8_t ll_prefix[8] = { 0xFE, 0x80 };
 
@@ -60,7 +60,7 @@ int dpv_roce_gid_to_mac(const uint8_t gid[16], uint8_t mac[6])
 	return 0;
 }
 
-int dpv_roce_active_mtu(uint32_t mtu)
+int dpv__roce_active_mtu(uint32_t mtu)
 {
 	int ib_mtu = 0;
 
@@ -71,14 +71,14 @@ int dpv_roce_active_mtu(uint32_t mtu)
 	return ib_mtu;
 }
 
-uint32_t dpv_roce_mtu_bytes(int ib_mtu)
+uint32_t dpv__roce_mtu_bytes(int ib_mtu)
 {
 	return ib_mtu >= 1 && ib_mtu <= 5 ? 128u << ib_mtu : 0;
 }
 
 /* rdma_calc_flow_label: the product of the QPNs folded to 20 bits, the same seen from either
  * end; then rdma_flow_label_to_udp_sport folds the label into the 14 low bits of the port. */
-uint16_t dpv_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
+uint16_t dpv__roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 {
 	uint32_t fl = flow_label & 0xFFFFF;
 
@@ -94,7 +94,7 @@ uint16_t dpv_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 
 /* rxe_qp_init_req: RXE_ROCE_V2_SPORT + (hash_32(qpn, 14) & 0x3fff), hash_32 being the
  * kernel's multiplicative hash by GOLDEN_RATIO_32 keeping the top bits */
-uint16_t dpv_roce_udp_sport_qpn(uint32_t qpn)
+uint16_t dpv__roce_udp_sport_qpn(uint32_t qpn)
 {
 	return (uint16_t)(DPV_ROCE_SPORT_MIN | (uint32_t)(qpn * 0x61C88647u) >> (32 - 14));
 }

@@ -37,7 +37,7 @@ static uint32_t crc_bytes(uint32_t crc, const uint8_t *p, size_t n)
 
 /* Eight bytes per step, each looked up in its own table (little-endian load: the CRC is
  * reflected, so the byte that comes first on the wire is the least significant). */
-uint32_t dpv_crc32_update(uint32_t crc, const void *p, size_t n)
+uint32_t dpv__crc32_update(uint32_t crc, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
@@ -80,16 +80,16 @@ static size_t masked_copy(uint8_t *m, const uint8_t *l3, bool ipv6)
 	return n;
 }
 
-uint32_t dpv_roce_icrc_hdrs(const uint8_t *l3, bool ipv6, size_t len)
+uint32_t dpv__roce_icrc_hdrs(const uint8_t *l3, bool ipv6, size_t len)
 {
 	uint8_t m[40 + 8 + DPV_ROCE_BTH_LEN];
 	size_t n = masked_copy(m, l3, ipv6);
-	uint32_t crc = dpv_crc32_update(lrh_seed, m, n);
+	uint32_t crc = dpv__crc32_update(lrh_seed, m, n);
 
-	return dpv_crc32_update(crc, l3 + n, len - n);
+	return dpv__crc32_update(crc, l3 + n, len - n);
 }
 
-uint32_t dpv_roce_icrc(const uint8_t *l3, bool ipv6, size_t len)
+uint32_t dpv__roce_icrc(const uint8_t *l3, bool ipv6, size_t len)
 {
-	return ~dpv_roce_icrc_hdrs(l3, ipv6, len);
+	return ~dpv__roce_icrc_hdrs(l3, ipv6, len);
 }

@@ -75,7 +75,7 @@ static const struct dpv_roce_opinfo opcodes[256] = {
 	RELIABLE_ROWS(XRC, F_XRCETH)
 };
 
-const struct dpv_roce_opinfo *dpv_roce_opinfo(uint8_t opcode)
+const struct dpv_roce_opinfo *dpv__roce_opinfo(uint8_t opcode)
 {
 	return &opcodes[opcode];
 }
@@ -141,10 +141,10 @@ static void ext_encode(uint8_t *p, uint32_t f, const struct dpv_roce_hdrs *h)
 		put_be(p, h->ieth_rkey, 4);
 }
 
-int dpv_roce_hdrs_encode(uint8_t *buf, size_t cap, const struct dpv_roce_hdrs *h,
+int dpv__roce_hdrs_encode(uint8_t *buf, size_t cap, const struct dpv_roce_hdrs *h,
 			 uint32_t payload)
 {
-	const struct dpv_roce_opinfo *op = dpv_roce_opinfo(h->bth.opcode);
+	const struct dpv_roce_opinfo *op = dpv__roce_opinfo(h->bth.opcode);
 
 	if (op->name == NULL || (payload != 0 && !(op->flags & F_PAYLOAD)))
 		return -EINVAL;
@@ -222,7 +222,7 @@ static int payload_check(uint32_t rest, uint8_t pad, uint32_t flags)
 	return 0;
 }
 
-int dpv_roce_hdrs_decode(const uint8_t *buf, size_t len, struct dpv_roce_hdrs *h,
+int dpv__roce_hdrs_decode(const uint8_t *buf, size_t len, struct dpv_roce_hdrs *h,
 			 uint32_t *hdr_len, uint32_t *payload)
 {
 	const struct dpv_roce_opinfo *op;
@@ -234,7 +234,7 @@ int dpv_roce_hdrs_decode(const uint8_t *buf, size_t len, struct dpv_roce_hdrs *h
 	bth_decode(buf, h);
 	if (h->bth.tver != 0)
 		return -EPROTO;
-	op = dpv_roce_opinfo(h->bth.opcode);
+	op = dpv__roce_opinfo(h->bth.opcode);
 	if (op->name == NULL)
 		return -EPROTONOSUPPORT;
 	if (len < (size_t)op->hdr_len + DPV_ROCE_ICRC_LEN)

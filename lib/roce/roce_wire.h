@@ -61,7 +61,7 @@ enum dpv_roce_op {
 	DPV_ROCE_SEND_ONLY_INV = 0x17,
 };
 
-/* What an opcode carries and where it sits in a message (dpv_roce_opinfo.flags). */
+/* What an opcode carries and where it sits in a message (dpv__roce_opinfo.flags). */
 enum {
 	DPV_ROCE_F_DETH = 1 << 0,
 	DPV_ROCE_F_XRCETH = 1 << 1,
@@ -89,7 +89,7 @@ struct dpv_roce_opinfo {
 };
 
 /* The table row of @opcode; its name is NULL when the opcode is unknown. */
-const struct dpv_roce_opinfo *dpv_roce_opinfo(uint8_t opcode);
+const struct dpv_roce_opinfo *dpv__roce_opinfo(uint8_t opcode);
 
 /* The transport headers of one packet, host order. Only the ones the opcode carries count. */
 struct dpv_roce_hdrs {
@@ -114,7 +114,7 @@ struct dpv_roce_hdrs {
 /* Write BTH and the extension headers of @h->bth.opcode into @buf for a packet carrying
  * @payload bytes (the pad count follows from it). Returns the header length, -EINVAL for an
  * unknown opcode or payload on an opcode that carries none, -ENOSPC when @cap is too small. */
-int dpv_roce_hdrs_encode(uint8_t *buf, size_t cap, const struct dpv_roce_hdrs *h,
+int dpv__roce_hdrs_encode(uint8_t *buf, size_t cap, const struct dpv_roce_hdrs *h,
 			 uint32_t payload);
 
 /* Decode and validate the UDP payload of a received RoCEv2 packet (@len bytes from the BTH
@@ -124,24 +124,24 @@ int dpv_roce_hdrs_encode(uint8_t *buf, size_t cap, const struct dpv_roce_hdrs *h
  * -EPROTO    BTH transport version not 0
  * -EPROTONOSUPPORT  opcode unknown (reserved, RD, CNP)
  * -EACCES    P_Key neither 0xFFFF nor 0x7FFF (the default partition rxe accepts)
- * The ICRC is not checked here (it covers the IP/UDP headers: dpv_roce_frame_parse). */
-int dpv_roce_hdrs_decode(const uint8_t *buf, size_t len, struct dpv_roce_hdrs *h,
+ * The ICRC is not checked here (it covers the IP/UDP headers: dpv__roce_frame_parse). */
+int dpv__roce_hdrs_decode(const uint8_t *buf, size_t len, struct dpv_roce_hdrs *h,
 			 uint32_t *hdr_len, uint32_t *payload);
 
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320) without the initial and final
- * inversion, so it can be carried across pieces: crc = dpv_crc32_update(crc, p, n). */
-uint32_t dpv_crc32_update(uint32_t crc, const void *p, size_t n);
+ * inversion, so it can be carried across pieces: crc = dpv__crc32_update(crc, p, n). */
+uint32_t dpv__crc32_update(uint32_t crc, const void *p, size_t n);
 
 /* The ICRC state after the masked pseudo-header of IBA A17.3.3: 8 bytes of 0xFF (the LRH),
  * the IP header @l3 (IPv4 without options, or IPv6) and UDP header with TOS/TTL/IPv4
  * checksum, traffic class/flow label/hop limit and the UDP checksum set to ones, the BTH with
  * its reserved byte (FECN, BECN, resv6) set to ones, then the extension headers:
- * @len bytes from @l3 to the end of the transport headers. Continue with dpv_crc32_update
+ * @len bytes from @l3 to the end of the transport headers. Continue with dpv__crc32_update
  * over payload and pad; the ICRC is the inverse of the result, stored little-endian. */
-uint32_t dpv_roce_icrc_hdrs(const uint8_t *l3, bool ipv6, size_t len);
+uint32_t dpv__roce_icrc_hdrs(const uint8_t *l3, bool ipv6, size_t len);
 
 /* The ICRC of a contiguous packet: @l3 to @len bytes (IP header to pad included). */
-uint32_t dpv_roce_icrc(const uint8_t *l3, bool ipv6, size_t len);
+uint32_t dpv__roce_icrc(const uint8_t *l3, bool ipv6, size_t len);
 
 /* Where a frame goes and how, the network part of an address vector. GIDs are 16 bytes;
  * an IPv4-mapped GID (::ffff:a.b.c.d) on both sides makes an IPv4 frame. */
@@ -153,18 +153,18 @@ struct dpv_roce_path {
 	uint8_t traffic_class;	/* IPv4: the TOS byte (DSCP and ECN); IPv6: traffic class */
 	uint32_t flow_label;	/* IPv6 only, 20 bits */
 	uint8_t hop_limit;	/* IPv4 TTL */
-	uint16_t sport;		/* UDP source port (dpv_roce_udp_sport) */
+	uint16_t sport;		/* UDP source port (dpv__roce_udp_sport) */
 	uint16_t ip_id;		/* IPv4 identification */
 };
 
 /* Length of the headers of a frame on @path with @opcode, Ethernet through the last
  * extension header; -EINVAL for an unknown opcode or GIDs of different families. */
-int dpv_roce_frame_hdr_len(const struct dpv_roce_path *path, uint8_t opcode);
+int dpv__roce_frame_hdr_len(const struct dpv_roce_path *path, uint8_t opcode);
 
 /* Build a whole frame in @buf: Ethernet[/VLAN] / IPv4 (DF) or IPv6 / UDP (checksum 0, as rxe)
  * / BTH / extension headers / @payload (@len bytes) / pad / ICRC. Returns the frame length,
- * or -EINVAL / -ENOSPC as dpv_roce_hdrs_encode, -EMSGSIZE above 65535 bytes of IP packet. */
-int dpv_roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
+ * or -EINVAL / -ENOSPC as dpv__roce_hdrs_encode, -EMSGSIZE above 65535 bytes of IP packet. */
+int dpv__roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
 			 const struct dpv_roce_hdrs *h, const void *payload, uint32_t len);
 
 /* A received frame taken apart: offsets from the frame start, the network fields in host
@@ -190,37 +190,37 @@ struct dpv_roce_frame {
  * -EBADMSG   truncated, or lengths that disagree (IP, UDP, pad), IPv4 options or a bad IPv4
  *            header checksum, an IPv4-mapped address in an IPv6 header
  * -EILSEQ    ICRC wrong (dropped and counted, never delivered)
- * and the errors of dpv_roce_hdrs_decode. Ethernet padding after the IP packet is ignored. */
-int dpv_roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out);
+ * and the errors of dpv__roce_hdrs_decode. Ethernet padding after the IP packet is ignored. */
+int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out);
 
 /* --- addresses (roce_gid.c) --- */
 
 /* GID index 0 of a port: fe80::/64 with the EUI-64 of @mac (universal/local bit flipped). */
-void dpv_roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6]);
+void dpv__roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6]);
 
 /* The RoCEv2 GID of an IPv4 address (network order): ::ffff:a.b.c.d. */
-void dpv_roce_gid_from_ipv4(uint8_t gid[16], uint32_t addr);
+void dpv__roce_gid_from_ipv4(uint8_t gid[16], uint32_t addr);
 
 /* AF_INET (the 4 address bytes in @addr) for an IPv4-mapped GID, else AF_INET6 (16 bytes). */
-int dpv_roce_gid_to_ip(const uint8_t gid[16], uint8_t addr[16]);
+int dpv__roce_gid_to_ip(const uint8_t gid[16], uint8_t addr[16]);
 
 /* The MAC inside a link-local EUI-64 GID (fe80::/64 with ff:fe in its middle): 0, or
  * -EINVAL for any other GID (its MAC must be resolved by ARP/ND). */
-int dpv_roce_gid_to_mac(const uint8_t gid[16], uint8_t mac[6]);
+int dpv__roce_gid_to_mac(const uint8_t gid[16], uint8_t mac[6]);
 
 /* The IB MTU of a port with Ethernet MTU @mtu, as enum ibv_mtu numbers it (1 = 256 ...
  * 5 = 4096), or 0 when not even 256 bytes fit; rxe subtracts a flat 80 bytes of headers. */
-int dpv_roce_active_mtu(uint32_t mtu);
+int dpv__roce_active_mtu(uint32_t mtu);
 
 /* Bytes of an enum ibv_mtu value (1..5), 0 for anything else. */
-uint32_t dpv_roce_mtu_bytes(int ib_mtu);
+uint32_t dpv__roce_mtu_bytes(int ib_mtu);
 
 /* UDP source port of a connected QP (RC, UC, XRC) whose path has @flow_label towards
  * @rqpn: the kernel's rdma_get_udp_sport, symmetric in the two QPNs when the label is 0. */
-uint16_t dpv_roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
+uint16_t dpv__roce_udp_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
 
 /* UDP source port rxe gives a QP when it is created (what UD QPs keep): 0xC000 plus 14 bits
  * of the kernel's hash_32 of @qpn. */
-uint16_t dpv_roce_udp_sport_qpn(uint32_t qpn);
+uint16_t dpv__roce_udp_sport_qpn(uint32_t qpn);
 
 #endif

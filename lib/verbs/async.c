@@ -13,7 +13,7 @@
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static TAILQ_HEAD(, dpv_context) open_contexts = TAILQ_HEAD_INITIALIZER(open_contexts);
 
-int dpv_async_init(struct dpv_context *ctx)
+int dpv__async_init(struct dpv_context *ctx)
 {
 	int fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 
@@ -28,7 +28,7 @@ int dpv_async_init(struct dpv_context *ctx)
 	return 0;
 }
 
-void dpv_async_fini(struct dpv_context *ctx)
+void dpv__async_fini(struct dpv_context *ctx)
 {
 	struct dpv_async_event *e;
 
@@ -44,7 +44,7 @@ void dpv_async_fini(struct dpv_context *ctx)
 	pthread_mutex_destroy(&ctx->async_lock);
 }
 
-void dpv_async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev)
+void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev)
 {
 	struct dpv_async_event *e = malloc(sizeof(*e));
 	uint64_t one = 1;
@@ -61,7 +61,7 @@ void dpv_async_event_post(struct dpv_context *ctx, const struct ibv_async_event 
 		VERBS_LOG(ERR, "async event fd: %s", strerror(errno));
 }
 
-void dpv_port_link_event(struct dpv_port *port, bool up)
+void dpv__port_link_event(struct dpv_port *port, bool up)
 {
 	struct ibv_async_event ev = { .event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
 				      .element.port_num = 1 };
@@ -70,7 +70,7 @@ void dpv_port_link_event(struct dpv_port *port, bool up)
 	pthread_mutex_lock(&open_lock);
 	TAILQ_FOREACH(ctx, &open_contexts, open_next)
 		if (ctx->dev->port == port)
-			dpv_async_event_post(ctx, &ev);
+			dpv__async_event_post(ctx, &ev);
 	pthread_mutex_unlock(&open_lock);
 }
 

@@ -59,7 +59,7 @@ UNSUP_PTR(void, unsup_compat, void)
 static void unsup_placeholder(void) { }
 
 
-void dpv_context_ops_init(struct verbs_context *v)
+void dpv__context_ops_init(struct verbs_context *v)
 {
 	struct ibv_context_ops *o = &v->context.ops;
 

@@ -9,7 +9,7 @@
 
 #include "verbs_priv.h"
 
-int dpv_objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
+int dpv__objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
 {
 	int rc = 0;
 
@@ -31,7 +31,7 @@ int dpv_objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
 	return rc;
 }
 
-void dpv_objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
+void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
 {
 	pthread_mutex_lock(&ctx->lock);
 	for (unsigned int i = s->n; i-- > 0;)      /* the newest first: freed in LIFO order */
@@ -44,12 +44,12 @@ void dpv_objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
 
 struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr)
 {
-	struct ibv_flow *flow = dpv_create_flow(qp, attr);
+	struct ibv_flow *flow = dpv__create_flow(qp, attr);
 
-	if (flow != NULL && dpv_objset_add(to_dctx(qp->context), &to_dctx(qp->context)->flows,
+	if (flow != NULL && dpv__objset_add(to_dctx(qp->context), &to_dctx(qp->context)->flows,
 					   flow) != 0) {
-		dpv_destroy_flow(flow);
-		return dpv_fail_ptr(-ENOMEM);
+		dpv__destroy_flow(flow);
+		return dpv__fail_ptr(-ENOMEM);
 	}
 	return flow;
 }
@@ -57,11 +57,11 @@ struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr
 int dpv_destroy_flow_tracked(struct ibv_flow *flow)
 {
 	struct dpv_context *ctx = flow != NULL ? to_dctx(flow->context) : NULL;
-	int rc = dpv_destroy_flow(flow);
+	int rc = dpv__destroy_flow(flow);
 
 	if (rc == 0 && ctx != NULL)
-		dpv_objset_del(ctx, &ctx->flows, flow);
-	return rc;
+		dpv__objset_del(ctx, &ctx->flows, flow);
+	return -rc;                  /* the ibv_destroy_flow op: a positive errno */
 }
 
 /* A snapshot of a set (the destroy functions change it); NULL when empty. */
@@ -94,7 +94,7 @@ static unsigned int release_flows(struct dpv_context *ctx)
 static unsigned int release_qps(struct dpv_context *ctx)
 {
 	unsigned int n, done = 0;
-	struct dpv_qp **v = dpv_registry_qps(ctx, &n);
+	struct dpv_qp **v = dpv__registry_qps(ctx, &n);
 
 	for (unsigned int i = 0; i < n; i++)
 		done += ibv_destroy_qp(&v[i]->ibqp) == 0;
@@ -110,9 +110,9 @@ static unsigned int release_mrs(struct dpv_context *ctx)
 	for (uint32_t i = 0; i < t->size; i++) {
 		struct dpv_mr *mr;
 
-		dpv_spinlock_lock(&t->lock);
+		dpv__spinlock_lock(&t->lock);
 		mr = t->slot[i];
-		dpv_spinlock_unlock(&t->lock);
+		dpv__spinlock_unlock(&t->lock);
 		if (mr != NULL)
 			done += ibv_dereg_mr(&mr->ibmr) == 0;
 	}
@@ -123,7 +123,7 @@ static unsigned int release_mrs(struct dpv_context *ctx)
 static unsigned int release_cqs(struct dpv_context *ctx, unsigned int *channels)
 {
 	unsigned int n, done = 0;
-	struct dpv_cq **v = dpv_registry_cqs(ctx, &n);
+	struct dpv_cq **v = dpv__registry_cqs(ctx, &n);
 	struct ibv_comp_channel **ch = n != 0 ? calloc(n, sizeof(*ch)) : NULL;
 
 	for (unsigned int i = 0; i < n; i++) {
@@ -177,7 +177,7 @@ static unsigned int release_tds(struct dpv_context *ctx)
 	return done;
 }
 
-void dpv_context_release(struct dpv_context *ctx)
+void dpv__context_release(struct dpv_context *ctx)
 {
 	unsigned int flows, qps, mrs, cqs, chans, pds, tds;
 

@@ -22,16 +22,16 @@ DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 	struct dpv_channel *ch;
 
 	if (ctx == NULL)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	ch->ibch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ch->ibch.fd < 0) {
 		int err = errno;
 
 		free(ch);
-		return dpv_fail_ptr(-err);
+		return dpv__fail_ptr(-err);
 	}
 	ch->ibch.context = context;
 	pthread_mutex_init(&ch->lock, NULL);
@@ -87,20 +87,20 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_cq *cq;
 
-	if (ctx == NULL || cqe < 1 || (unsigned int)cqe > dpv_config()->max_cqe ||
+	if (ctx == NULL || cqe < 1 || (unsigned int)cqe > dpv__config()->max_cqe ||
 	    comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
 	    (channel != NULL && channel->context != context))
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	cq->size = (uint32_t)cqe + 1;
 	cq->ring = calloc(cq->size, sizeof(*cq->ring));
 	if (cq->ring == NULL) {
 		free(cq);
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	}
-	dpv_spinlock_init(&cq->lock);
+	dpv__spinlock_init(&cq->lock);
 	pthread_mutex_init(&cq->qps_lock, NULL);
 	cq->ibcq.context = context;
 	cq->ibcq.channel = channel;
@@ -119,7 +119,7 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_cq++;
 	pthread_mutex_unlock(&ctx->lock);
-	dpv_telemetry_cq(cq, true);
+	dpv__telemetry_cq(cq, true);
 	return &cq->ibcq;
 }
 
@@ -137,7 +137,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		return EBUSY;
 	}
 	pthread_mutex_unlock(&cq->qps_lock);
-	dpv_telemetry_cq(cq, false);
+	dpv__telemetry_cq(cq, false);
 	ch = container_of_safe(ibcq->channel, struct dpv_channel, ibch);
 	if (ch != NULL) {
 		pthread_mutex_lock(&ch->lock);
@@ -168,15 +168,15 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct dpv_cqe *ring, *old;
 	uint32_t n;
 
-	if (cq == NULL || cqe < 1 || (unsigned int)cqe > dpv_config()->max_cqe)
+	if (cq == NULL || cqe < 1 || (unsigned int)cqe > dpv__config()->max_cqe)
 		return EINVAL;
 	ring = calloc((uint32_t)cqe + 1, sizeof(*ring));
 	if (ring == NULL)
 		return ENOMEM;
-	dpv_spinlock_lock(&cq->lock);
+	dpv__spinlock_lock(&cq->lock);
 	n = cq_count(cq);
 	if (n > (uint32_t)cqe) {
-		dpv_spinlock_unlock(&cq->lock);
+		dpv__spinlock_unlock(&cq->lock);
 		free(ring);
 		return EINVAL;     /* as the kernel: fewer entries than completions waiting */
 	}
@@ -188,7 +188,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	__atomic_store_n(&cq->head, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&cq->tail, n, __ATOMIC_RELAXED);
 	ibcq->cqe = cqe;
-	dpv_spinlock_unlock(&cq->lock);
+	dpv__spinlock_unlock(&cq->lock);
 	free(old);
 	return 0;
 }
@@ -199,12 +199,12 @@ static inline uint32_t cq_next(const struct dpv_cq *cq, uint32_t i)
 	return i + 1 == cq->size ? 0 : i + 1;
 }
 
-int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n)
+int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n)
 {
 	bool overrun_now = false, fire = false;
 	unsigned int i;
 
-	dpv_spinlock_lock(&cq->lock);
+	dpv__spinlock_lock(&cq->lock);
 	for (i = 0; i < n && cq_next(cq, cq->tail) != cq->head; i++) {
 		cq->ring[cq->tail] = cqe[i];
 		__atomic_store_n(&cq->tail, cq_next(cq, cq->tail), __ATOMIC_RELAXED);
@@ -218,23 +218,23 @@ int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int 
 	}
 	if (cq->armed && fire)
 		cq_fire(cq);
-	dpv_spinlock_unlock(&cq->lock);
+	dpv__spinlock_unlock(&cq->lock);
 	if (overrun_now) {
 		struct ibv_async_event ev = { .element.cq = &cq->ibcq, .event_type = IBV_EVENT_CQ_ERR };
 
 		VERBS_LOG(ERR, "CQ %p overrun: a completion found it full (%d entries); poll it "
 			  "more often or make it larger", (void *)cq, cq->ibcq.cqe);
-		dpv_async_event_post(to_dctx(cq->ibcq.context), &ev);
+		dpv__async_event_post(to_dctx(cq->ibcq.context), &ev);
 	}
 	return i < n ? -ENOSPC : 0;
 }
 
-int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
+int dpv__cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
 {
-	return dpv_cq_push_many(cq, cqe, 1);
+	return dpv__cq_push_many(cq, cqe, 1);
 }
 
-void dpv_cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
+void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 		  enum ibv_wc_opcode opcode, uint32_t len, unsigned int flags)
 {
 	/* field by field, in place: a CQE built on the stack and copied stalls on store
@@ -258,7 +258,7 @@ void dpv_cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id, enum ibv
 	e->solicited = false;
 }
 
-void dpv_cq_attach_qp(struct dpv_cq *cq)
+void dpv__cq_attach_qp(struct dpv_cq *cq)
 {
 	pthread_mutex_lock(&cq->qps_lock);
 	cq->nb_qp++;
@@ -266,19 +266,19 @@ void dpv_cq_attach_qp(struct dpv_cq *cq)
 }
 
 /* Also drops the QP's completions still in the CQ (as mlx5's CQ clean at destroy/reset). */
-void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
+void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp)
 {
 	pthread_mutex_lock(&cq->qps_lock);
 	cq->nb_qp--;
 	pthread_mutex_unlock(&cq->qps_lock);
-	dpv_cq_clean(cq, qp);
+	dpv__cq_clean(cq, qp);
 }
 
-void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
+void dpv__cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 {
 	uint32_t keep = 0, n;
 
-	dpv_spinlock_lock(&cq->lock);
+	dpv__spinlock_lock(&cq->lock);
 	n = cq_count(cq);
 	for (uint32_t i = 0; i < n; i++) {
 		struct dpv_cqe *e = &cq->ring[(cq->head + i) % cq->size];
@@ -287,12 +287,12 @@ void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 			cq->ring[(cq->head + keep++) % cq->size] = *e;
 	}
 	__atomic_store_n(&cq->tail, (cq->head + keep) % cq->size, __ATOMIC_RELAXED);
-	dpv_spinlock_unlock(&cq->lock);
+	dpv__spinlock_unlock(&cq->lock);
 }
 
 static void cq_progress(struct dpv_cq *cq)
 {
-	dpv_context_progress(to_dctx(cq->ibcq.context), cq, NULL);
+	dpv__context_progress(to_dctx(cq->ibcq.context), cq, NULL);
 }
 
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -308,7 +308,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (__atomic_load_n(&cq->head, __ATOMIC_RELAXED) ==
 	    __atomic_load_n(&cq->tail, __ATOMIC_RELAXED))
 		return 0;
-	dpv_spinlock_lock(&cq->lock);
+	dpv__spinlock_lock(&cq->lock);
 	while (got < n && cq->head != cq->tail) {
 		const struct dpv_cqe *e = &cq->ring[cq->head];
 
@@ -318,7 +318,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 			__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&cq->head, cq_next(cq, cq->head), __ATOMIC_RELAXED);
 	}
-	dpv_spinlock_unlock(&cq->lock);
+	dpv__spinlock_unlock(&cq->lock);
 	return got;
 }
 
@@ -328,12 +328,12 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
 
-	dpv_spinlock_lock(&cq->lock);
+	dpv__spinlock_lock(&cq->lock);
 	cq->armed = true;
 	cq->solicited_only = solicited_only != 0;
 	if (cq->head != cq->tail && !solicited_only)
 		cq_fire(cq);
-	dpv_spinlock_unlock(&cq->lock);
+	dpv__spinlock_unlock(&cq->lock);
 	return 0;
 }
 
@@ -341,7 +341,7 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
  * a PMD to give back buffers, which happens only when someone asks. */
 static void channel_progress(struct dpv_channel *ch)
 {
-	dpv_context_progress(to_dctx(ch->ibch.context), NULL, &ch->ibch);
+	dpv__context_progress(to_dctx(ch->ibch.context), NULL, &ch->ibch);
 }
 
 /* Wait for the channel's fd to be readable, driving progress every millisecond meanwhile.

@@ -50,11 +50,11 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "dpv_%.59s", caps->name);
 	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "dpdk:%s", caps->name);
 	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "dpdk:%s", caps->name);
-	dpv_device_flows_init(d);
-	dpv_device_service_init(d);
-	dpv_spinlock_init(&d->txhs_lock);
+	dpv__device_flows_init(d);
+	dpv__device_service_init(d);
+	dpv__spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
-	dpv_timer_list_init(&d->timers);
+	dpv__timer_list_init(&d->timers);
 found:
 	d->index = index;
 	d->port = port;
@@ -63,17 +63,17 @@ found:
 }
 
 /* Start DPDK if needed and refresh the devices of every driver's present ports. */
-int dpv_devices_scan(struct dpv_device ***list, int *n)
+int dpv__devices_scan(struct dpv_device ***list, int *n)
 {
 	const struct dpv_driver *drv;
 	struct dpv_device **out;
-	int rc = dpv_eal_ensure(), count = 0;
+	int rc = dpv__eal_ensure(), count = 0;
 	static bool told;
 
 	if (rc != 0)
 		return rc;
 	pthread_mutex_lock(&dev_lock);
-	TAILQ_FOREACH(drv, dpv_drivers(), next) {
+	TAILQ_FOREACH(drv, dpv__drivers(), next) {
 		int np = drv->ops->port_count();
 
 		for (int i = 0; i < np; i++) {
@@ -98,14 +98,14 @@ int dpv_devices_scan(struct dpv_device ***list, int *n)
 	if (count == 0 && !told) {
 		told = true;
 		VERBS_LOG(NOTICE, "no DPDK port, so no verbs device: name one in DPV_EAL_ARGS, e.g. "
-			  "--vdev=net_tap0 or -a 0000:01:00.0 (EAL arguments: %s)", dpv_eal_args_used());
+			  "--vdev=net_tap0 or -a 0000:01:00.0 (EAL arguments: %s)", dpv__eal_args_used());
 	}
 	*list = out;
 	*n = count;
 	return 0;
 }
 
-void dpv_devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg)
+void dpv__devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg)
 {
 	pthread_mutex_lock(&dev_lock);
 	for (int i = 0; i < nb_devices; i++)
@@ -117,10 +117,10 @@ void dpv_devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), voi
 DPV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct dpv_device **list;
-	int n, rc = dpv_devices_scan(&list, &n);
+	int n, rc = dpv__devices_scan(&list, &n);
 
 	if (rc != 0)
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	if (num_devices != NULL)
 		*num_devices = n;
 	/* struct ibv_device is the first member: the arrays are interchangeable. */
@@ -178,7 +178,7 @@ static int device_start(struct dpv_device *d)
 	if (d->open_count == 0) {
 		rc = d->ops->port_start(d->port);
 		/* every start begins with the configured policy and nothing forced */
-		__atomic_store_n(&d->offload.policy, (int)dpv_config()->offload_policy,
+		__atomic_store_n(&d->offload.policy, (int)dpv__config()->offload_policy,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&d->offload.sw_forced, 0, __ATOMIC_RELAXED);
 	}
@@ -191,24 +191,24 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct dpv_device *d = to_ddev(device);
 	struct dpv_context *ctx;
-	int rc = dpv_eal_ensure();
+	int rc = dpv__eal_ensure();
 
 	if (rc != 0)
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	if (d == NULL)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
-		return dpv_fail_ptr(-ENOMEM);
-	ctx->dev = d;                       /* before dpv_async_init makes it visible to events */
-	dpv_spinlock_init(&ctx->qps_lock);
+		return dpv__fail_ptr(-ENOMEM);
+	ctx->dev = d;                       /* before dpv__async_init makes it visible to events */
+	dpv__spinlock_init(&ctx->qps_lock);
 	TAILQ_INIT(&ctx->qps);
 	pthread_mutex_lock(&dev_lock);
 	rc = device_start(d);
 	if (rc == 0)
-		rc = dpv_async_init(ctx);
-	if (rc == 0 && (rc = dpv_mr_table_init(ctx)) != 0)
-		dpv_async_fini(ctx);
+		rc = dpv__async_init(ctx);
+	if (rc == 0 && (rc = dpv__mr_table_init(ctx)) != 0)
+		dpv__async_fini(ctx);
 	if (rc == 0) {
 		d->open_count++;
 		nb_open++;
@@ -216,10 +216,10 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	pthread_mutex_unlock(&dev_lock);
 	if (rc != 0) {
 		free(ctx);
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
-	dpv_context_ops_init(&ctx->vctx);
+	dpv__context_ops_init(&ctx->vctx);
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.cmd_fd = -1;
 	ctx->vctx.context.num_comp_vectors = 1;
@@ -234,11 +234,11 @@ static void devices_release(void)
 {
 	const struct dpv_driver *drv;
 
-	TAILQ_FOREACH(drv, dpv_drivers(), next)
+	TAILQ_FOREACH(drv, dpv__drivers(), next)
 		drv->ops->ports_close();
-	dpv_ranges_release_all();
-	dpv_tx_pools_release();
-	dpv_pools_release();
+	dpv__ranges_release_all();
+	dpv__tx_pools_release();
+	dpv__pools_release();
 }
 
 DPV_EXPORT int ibv_close_device(struct ibv_context *context)
@@ -248,7 +248,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	if (ctx == NULL)
 		return EINVAL;
-	dpv_context_release(ctx);       /* what the application left, as rdma-core */
+	dpv__context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
 	if (--d->open_count == 0)
@@ -256,8 +256,8 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	if (--nb_open == 0)
 		devices_release();
 	pthread_mutex_unlock(&dev_lock);
-	dpv_mr_table_fini(ctx);
-	dpv_async_fini(ctx);
+	dpv__mr_table_fini(ctx);
+	dpv__async_fini(ctx);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 	return 0;
@@ -268,17 +268,17 @@ static void verbs_stop(void)
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);
-	dpv_qp_zombies_free();
+	dpv__qp_zombies_free();
 }
 
 __attribute__((constructor)) static void verbs_register_stop(void)
 {
-	dpv_eal_at_stop(verbs_stop);
+	dpv__eal_at_stop(verbs_stop);
 }
 
-int dpv_devices_dma_map(void *va, uint64_t len, bool map)
+int dpv__devices_dma_map(void *va, uint64_t len, bool map)
 {
-	unsigned int mode = dpv_config()->mr_dma_map;
+	unsigned int mode = dpv__config()->mr_dma_map;
 	int rc = 0;
 
 	pthread_mutex_lock(&dev_lock);
@@ -297,37 +297,37 @@ int dpv_devices_dma_map(void *va, uint64_t len, bool map)
 /* ---- queries ---- */
 
 /* Software backs every offload unless the policy forbids it; then only the port's count. */
-bool dpv_device_ip_csum(const struct dpv_device *d)
+bool dpv__device_ip_csum(const struct dpv_device *d)
 {
-	return dpv_tx_ip_csum_allowed(&d->caps, &d->offload);
+	return dpv__tx_ip_csum_allowed(&d->caps, &d->offload);
 }
 
-uint32_t dpv_device_max_tso(const struct dpv_device *d)
+uint32_t dpv__device_max_tso(const struct dpv_device *d)
 {
-	if (dpv_offload_policy_of(&d->offload) != DPV_OFFLOAD_POLICY_HARDWARE)
+	if (dpv__offload_policy_of(&d->offload) != DPV_OFFLOAD_POLICY_HARDWARE)
 		return DPV_MAX_TSO;
 	return d->caps.tx_offloads & RTE_ETH_TX_OFFLOAD_TCP_TSO ? d->caps.max_tso : 0;
 }
 
-int dpv_device_txh_open(struct dpv_device *d, struct dpv_txh *h, void (*released)(void *))
+int dpv__device_txh_open(struct dpv_device *d, struct dpv_txh *h, void (*released)(void *))
 {
-	int rc = dpv_txh_open(h, d->ops, d->port, &d->caps, &d->offload, released);
+	int rc = dpv__txh_open(h, d->ops, d->port, &d->caps, &d->offload, released);
 
 	if (rc != 0)
 		return rc;
-	dpv_spinlock_lock(&d->txhs_lock);
+	dpv__spinlock_lock(&d->txhs_lock);
 	TAILQ_INSERT_TAIL(&d->txhs, h, next);
-	dpv_spinlock_unlock(&d->txhs_lock);
+	dpv__spinlock_unlock(&d->txhs_lock);
 	return 0;
 }
 
-void dpv_device_txh_close(struct dpv_device *d, struct dpv_txh *h)
+void dpv__device_txh_close(struct dpv_device *d, struct dpv_txh *h)
 {
-	dpv_spinlock_lock(&d->txhs_lock);
+	dpv__spinlock_lock(&d->txhs_lock);
 	TAILQ_REMOVE(&d->txhs, h, next);
-	dpv_tx_counters_add(&d->txhs_gone, &h->cnt);
-	dpv_spinlock_unlock(&d->txhs_lock);
-	dpv_txh_close(h);
+	dpv__tx_counters_add(&d->txhs_gone, &h->cnt);
+	dpv__spinlock_unlock(&d->txhs_lock);
+	dpv__txh_close(h);
 }
 
 /* The RTE_ETH_TX_OFFLOAD_* bits of a port as enum dpv_offload. */
@@ -341,7 +341,7 @@ static uint32_t offloads_of(uint64_t capa)
 
 static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 {
-	const struct dpv_config *cfg = dpv_config();
+	const struct dpv_config *cfg = dpv__config();
 	const struct dpv_port_caps *caps = &ctx->dev->caps;
 
 	memset(a, 0, sizeof(*a));
@@ -353,7 +353,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = 65536;
 	a->max_qp_wr = (int)cfg->max_qp_wr;
-	a->device_cap_flags = dpv_device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
+	a->device_cap_flags = dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
 	a->max_sge = 30;
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
@@ -384,7 +384,7 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 		return EINVAL;
 	fill_device_attr(to_dctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
-	ex.tso_caps.max_tso = dpv_device_max_tso(to_dctx(context)->dev);
+	ex.tso_caps.max_tso = dpv__device_max_tso(to_dctx(context)->dev);
 	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
@@ -487,15 +487,15 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	snprintf(info->driver, sizeof(info->driver), "%s", c->driver);
 	info->socket_id = c->socket_id;
 	info->port_offloads = offloads_of(c->tx_offloads);
-	info->policy = (enum dpv_offload_policy)dpv_offload_policy_of(&ctx->dev->offload);
+	info->policy = (enum dpv_offload_policy)dpv__offload_policy_of(&ctx->dev->offload);
 	info->hw_offloads = info->policy == DPV_OFFLOAD_POLICY_SOFTWARE ? 0 :
-			    info->port_offloads & ~dpv_offload_forced(&ctx->dev->offload);
+			    info->port_offloads & ~dpv__offload_forced(&ctx->dev->offload);
 	info->sw_offloads = info->policy == DPV_OFFLOAD_POLICY_HARDWARE ?
-			    dpv_offload_forced(&ctx->dev->offload) :
+			    dpv__offload_forced(&ctx->dev->offload) :
 			    csum | DPV_OFFLOAD_TCP_TSO;
 	info->tx_done_cleanup = c->tx_done_cleanup;
 	info->zero_copy = c->zero_copy;
-	info->tx_copy_max = dpv_config()->tx_copy_max;
+	info->tx_copy_max = dpv__config()->tx_copy_max;
 	info->tx_max_segs = c->max_tx_segs;
 	ctx->dev->ops->port_queues(ctx->dev->port, &info->nb_tx_queues, &info->nb_rx_queues);
 	info->mtu = c->mtu;
@@ -515,16 +515,16 @@ DPV_EXPORT int dpv_set_offload_policy(struct ibv_context *context,
 }
 
 /* Counters of live transmitters are read without their QPs' locks: a snapshot. */
-void dpv_device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
+void dpv__device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
 {
 	struct dpv_tx_counters sum;
 	struct dpv_txh *h;
 
-	dpv_spinlock_lock(&d->txhs_lock);
+	dpv__spinlock_lock(&d->txhs_lock);
 	sum = d->txhs_gone;
 	TAILQ_FOREACH(h, &d->txhs, next)
-		dpv_tx_counters_add(&sum, &h->cnt);
-	dpv_spinlock_unlock(&d->txhs_lock);
+		dpv__tx_counters_add(&sum, &h->cnt);
+	dpv__spinlock_unlock(&d->txhs_lock);
 	*st = (struct dpv_port_stats){
 		.tx_frames = sum.frames, .tx_bytes = sum.bytes, .tx_copied = sum.copied,
 		.tx_zero_copy = sum.zero_copy, .tso_hw = sum.tso_hw, .tso_sw = sum.tso_sw,
@@ -539,7 +539,7 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 
 	if (ctx == NULL || stats == NULL)
 		return EINVAL;
-	dpv_device_port_stats(ctx->dev, stats);
+	dpv__device_port_stats(ctx->dev, stats);
 	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
 	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
 	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);
@@ -559,5 +559,5 @@ DPV_EXPORT const char *dpv_offload_name(enum dpv_offload offload)
 
 DPV_EXPORT const char *dpv_eal_args(void)
 {
-	return dpv_eal_args_used();
+	return dpv__eal_args_used();
 }

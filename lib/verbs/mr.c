@@ -16,10 +16,10 @@
 		      IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB | \
 		      IBV_ACCESS_OPTIONAL_RANGE)
 
-int dpv_mr_table_init(struct dpv_context *ctx)
+int dpv__mr_table_init(struct dpv_context *ctx)
 {
 	struct dpv_mr_table *t = calloc(1, sizeof(*t));
-	uint32_t size = dpv_config()->max_mr;
+	uint32_t size = dpv__config()->max_mr;
 
 	if (t == NULL)
 		return -ENOMEM;
@@ -32,12 +32,12 @@ int dpv_mr_table_init(struct dpv_context *ctx)
 		return -ENOMEM;
 	}
 	t->size = size;
-	dpv_spinlock_init(&t->lock);
+	dpv__spinlock_init(&t->lock);
 	ctx->mrs = t;
 	return 0;
 }
 
-void dpv_mr_table_fini(struct dpv_context *ctx)
+void dpv__mr_table_fini(struct dpv_context *ctx)
 {
 	free(ctx->mrs->slot);
 	free(ctx->mrs->gen);
@@ -48,7 +48,7 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
 	int rc = -ENOMEM;
 
-	dpv_spinlock_lock(&t->lock);
+	dpv__spinlock_lock(&t->lock);
 	for (uint32_t n = 0; n < t->size; n++) {
 		uint32_t i = (t->free_hint + n) % t->size;
 
@@ -60,15 +60,15 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 			break;
 		}
 	}
-	dpv_spinlock_unlock(&t->lock);
+	dpv__spinlock_unlock(&t->lock);
 	return rc;
 }
 
 static void table_remove(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
-	dpv_spinlock_lock(&t->lock);
+	dpv__spinlock_lock(&t->lock);
 	t->slot[mr->ibmr.lkey & LKEY_INDEX_MASK] = NULL;
-	dpv_spinlock_unlock(&t->lock);
+	dpv__spinlock_unlock(&t->lock);
 }
 
 static int check_access(unsigned int access)
@@ -95,30 +95,30 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	int rc;
 
 	if (pd == NULL || length == 0 || (addr == NULL && length != 0))
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	rc = check_access(access);
 	if (rc != 0)
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	/* The kernel's rule: the iova keeps the address's offset in its page. */
 	if ((iova & (page - 1)) != ((uintptr_t)addr & (page - 1)))
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	if (iova + length < iova || (uintptr_t)addr + length < (uintptr_t)addr)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	ctx = to_dctx(ibpd->context);
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
-		return dpv_fail_ptr(-ENOMEM);
-	mr->pd = dpv_pd_base(pd);
+		return dpv__fail_ptr(-ENOMEM);
+	mr->pd = dpv__pd_base(pd);
 	mr->va = addr;
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
-	rc = dpv_range_acquire(ctx, addr, length, mr);
+	rc = dpv__range_acquire(ctx, addr, length, mr);
 	if (rc == 0 && (rc = table_insert(ctx->mrs, mr)) != 0)
-		dpv_range_release(ctx, mr);
+		dpv__range_release(ctx, mr);
 	if (rc != 0) {
 		free(mr);
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	}
 	if (getrandom(&rkey, sizeof(rkey), 0) != sizeof(rkey))
 		rkey = (uint32_t)rte_rand();
@@ -162,7 +162,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 		return EBUSY;
 	ctx = to_dctx(ibmr->context);
 	table_remove(ctx->mrs, mr);
-	dpv_range_release(ctx, mr);
+	dpv__range_release(ctx, mr);
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;

@@ -21,7 +21,7 @@ static void *ctx_object_new(struct dpv_context *ctx, size_t size, struct dpv_obj
 
 	if (obj == NULL)
 		return NULL;
-	if (dpv_objset_add(ctx, set, obj) != 0) {
+	if (dpv__objset_add(ctx, set, obj) != 0) {
 		free(obj);
 		return NULL;
 	}
@@ -35,10 +35,10 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	struct dpv_pd *pd;
 
 	if (ctx == NULL)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	pd = ctx_object_new(ctx, sizeof(*pd), &ctx->pds, &ctx->nb_pd);
 	if (pd == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
 	return &pd->ibpd;
 }
@@ -60,7 +60,7 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	}
 	ctx->nb_pd--;
 	pthread_mutex_unlock(&ctx->lock);
-	dpv_objset_del(ctx, &ctx->pds, pd);
+	dpv__objset_del(ctx, &ctx->pds, pd);
 	if (pd->parent != NULL)
 		__atomic_fetch_sub(&pd->parent->refs, 1, __ATOMIC_RELEASE);
 	if (pd->td != NULL)
@@ -75,10 +75,10 @@ struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr
 	struct dpv_td *td;
 
 	if (attr == NULL || attr->comp_mask != 0)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	td = ctx_object_new(ctx, sizeof(*td), &ctx->tds, &ctx->nb_td);
 	if (td == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	td->ibtd.context = context;
 	return &td->ibtd;
 }
@@ -94,7 +94,7 @@ int dpv_dealloc_td(struct ibv_td *ibtd)
 		return EBUSY;
 	ctx = to_dctx(ibtd->context);
 	ctx_count(ctx, &ctx->nb_td, -1);
-	dpv_objset_del(ctx, &ctx->tds, td);
+	dpv__objset_del(ctx, &ctx->tds, td);
 	free(td);
 	return 0;
 }
@@ -106,18 +106,18 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 	struct dpv_pd *pd;
 
 	if (attr == NULL || attr->pd == NULL || attr->pd->context != context)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
 					  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT))
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	/* Queue memory lives in hugepages; custom allocators have nothing to allocate. */
 	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS)
-		return dpv_fail_ptr(-EOPNOTSUPP);
+		return dpv__fail_ptr(-EOPNOTSUPP);
 	if (to_dpd(attr->pd)->parent != NULL)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	pd = ctx_object_new(ctx, sizeof(*pd), &ctx->pds, &ctx->nb_pd);
 	if (pd == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
 	pd->parent = to_dpd(attr->pd);
 	__atomic_fetch_add(&pd->parent->refs, 1, __ATOMIC_RELEASE);

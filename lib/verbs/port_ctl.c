@@ -46,8 +46,8 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 	if (qp == NULL || c == NULL)
 		return EINVAL;
 	memset(c, 0, sizeof(*c));
-	dpv_qp_lock_ctl(qp);           /* a service-mode QP's service lcore kept out too */
-	c->state = dpv_qp_state(qp);
+	dpv__qp_lock_ctl(qp);           /* a service-mode QP's service lcore kept out too */
+	c->state = dpv__qp_state(qp);
 	c->port_num = qp->port_num;
 	c->sq_size = qp->sq.max_wr;
 	c->sq_used = qp->sq.head - qp->sq.freed;
@@ -70,7 +70,7 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 	c->cycles_burst = qp->cyc[DPV_CYC_BURST];
 	c->cycles_complete = qp->cyc[DPV_CYC_COMPLETE];
 	c->tsc_hz = rte_get_tsc_hz();
-	dpv_qp_unlock_ctl(qp);
+	dpv__qp_unlock_ctl(qp);
 	return 0;
 }
 
@@ -84,11 +84,11 @@ DPV_EXPORT int dpv_query_cq_counters(struct ibv_cq *ibcq, struct dpv_cq_counters
 	pthread_mutex_lock(&cq->qps_lock);
 	c->nb_qp = (uint32_t)cq->nb_qp;
 	pthread_mutex_unlock(&cq->qps_lock);
-	dpv_spinlock_lock(&cq->lock);
+	dpv__spinlock_lock(&cq->lock);
 	c->size = (uint32_t)cq->ibcq.cqe;
 	c->pending = (cq->tail + cq->size - cq->head) % cq->size;
 	c->armed = cq->armed;
 	c->overrun = cq->overrun;
-	dpv_spinlock_unlock(&cq->lock);
+	dpv__spinlock_unlock(&cq->lock);
 	return 0;
 }

@@ -9,18 +9,18 @@
 
 #define RX_BURST 32
 
-void dpv_context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
+void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
-	dpv_spinlock_lock(&ctx->qps_lock);
+	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_INSERT_TAIL(&ctx->qps, qp, ctx_next);
-	dpv_spinlock_unlock(&ctx->qps_lock);
+	dpv__spinlock_unlock(&ctx->qps_lock);
 }
 
-void dpv_context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
+void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 {
-	dpv_spinlock_lock(&ctx->qps_lock);
+	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_REMOVE(&ctx->qps, qp, ctx_next);
-	dpv_spinlock_unlock(&ctx->qps_lock);
+	dpv__spinlock_unlock(&ctx->qps_lock);
 }
 
 static bool rx_wanted(const struct dpv_device *dev)
@@ -34,12 +34,12 @@ static bool rx_wanted(const struct dpv_device *dev)
 /* A burst of the port's frames to each transport (dpv_rx_transports), then freed in bulk.
  * One receiver at a time: a thread that finds the port busy does not wait. A port nobody
  * receives from is not polled. */
-void dpv_port_rx_poll(struct dpv_device *dev)
+void dpv__port_rx_poll(struct dpv_device *dev)
 {
 	struct rte_mbuf *frames[RX_BURST];
 	uint16_t n;
 
-	if (!rx_wanted(dev) || !dpv_spinlock_trylock(&dev->rx_lock))
+	if (!rx_wanted(dev) || !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
 	if (n > 0) {
@@ -47,7 +47,7 @@ void dpv_port_rx_poll(struct dpv_device *dev)
 			dpv_rx_transports[i]->port_rx(dev, frames, n);
 		dev->rx_frames += n;
 	}
-	dpv_spinlock_unlock(&dev->rx_lock);
+	dpv__spinlock_unlock(&dev->rx_lock);
 	if (n > 0)
 		rte_pktmbuf_free_bulk(frames, n);
 }
@@ -65,21 +65,21 @@ static bool may_progress(const struct dpv_qp *qp, const struct dpv_cq *cq,
 	return ch != NULL && (qp->scq->ibcq.channel == ch || qp->rcq->ibcq.channel == ch);
 }
 
-void dpv_context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
+void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
 			  const struct ibv_comp_channel *ch)
 {
 	struct dpv_qp *qp;
 
-	dpv_spinlock_lock(&ctx->qps_lock);
+	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_FOREACH(qp, &ctx->qps, ctx_next) {
 		if (!may_progress(qp, cq, ch))
 			continue;
-		dpv_qp_lock(qp);
+		dpv__qp_lock(qp);
 		if (!qp->service)         /* a service-mode QP's service lcore does this */
 			qp->ops->progress(qp);
-		dpv_qp_unlock(qp);
+		dpv__qp_unlock(qp);
 	}
-	dpv_spinlock_unlock(&ctx->qps_lock);
-	dpv_port_rx_poll(ctx->dev);
-	dpv_timers_poll(&ctx->dev->timers);
+	dpv__spinlock_unlock(&ctx->qps_lock);
+	dpv__port_rx_poll(ctx->dev);
+	dpv__timers_poll(&ctx->dev->timers);
 }

@@ -19,14 +19,14 @@ bool dpv_cycles_on;
 static pthread_mutex_t zombies_lock = PTHREAD_MUTEX_INITIALIZER;
 static TAILQ_HEAD(, dpv_qp) zombies = TAILQ_HEAD_INITIALIZER(zombies);
 
-void dpv_qp_zombies_free(void)
+void dpv__qp_zombies_free(void)
 {
 	struct dpv_qp *qp;
 
 	pthread_mutex_lock(&zombies_lock);
 	while ((qp = TAILQ_FIRST(&zombies)) != NULL) {
 		TAILQ_REMOVE(&zombies, qp, ctx_next);
-		dpv_sq_fini(qp);
+		dpv__sq_fini(qp);
 		free(qp);
 	}
 	pthread_mutex_unlock(&zombies_lock);
@@ -48,7 +48,7 @@ const struct dpv_transport_ops *const dpv_rx_transports[] = { &dpv_raw_transport
 
 static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a)
 {
-	const struct dpv_config *cfg = dpv_config();
+	const struct dpv_config *cfg = dpv__config();
 
 	if (a->comp_mask & ~(uint32_t)KNOWN_COMP_MASK || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
 	    a->pd == NULL || a->pd->context != &ctx->vctx.context)
@@ -79,8 +79,8 @@ static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
 		.max_send_sge = qp->cap.max_send_sge,
 		.max_inline_data = qp->cap.max_inline_data,
 		.max_tso_header = a->comp_mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER ?
-				  a->max_tso_header : dpv_config()->max_tso_header,
-		.max_tso = dpv_device_max_tso(qp->ctx->dev),
+				  a->max_tso_header : dpv__config()->max_tso_header,
+		.max_tso = dpv__device_max_tso(qp->ctx->dev),
 		.max_frame = qp->ctx->dev->caps.max_frame,
 	};
 }
@@ -93,30 +93,30 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a);
 
 	if (rc != 0)
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	pd = to_dpd(a->pd);
 	qp = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*qp), RTE_CACHE_LINE_SIZE));
 	if (qp != NULL)
 		memset(qp, 0, sizeof(*qp));
 	if (qp == NULL)
-		return dpv_fail_ptr(-ENOMEM);
+		return dpv__fail_ptr(-ENOMEM);
 	qp->ctx = ctx;
-	qp->pd = dpv_pd_base(pd);
+	qp->pd = dpv__pd_base(pd);
 	qp->lockless = pd->td != NULL;
-	dpv_spinlock_init(&qp->lock);
-	dpv_spinlock_init(&qp->svc_lock);
-	qp->service = dpv_config()->progress == DPV_PROGRESS_SERVICE;
-	__atomic_store_n(&dpv_cycles_on, dpv_config()->cycle_stats != 0, __ATOMIC_RELAXED);
+	dpv__spinlock_init(&qp->lock);
+	dpv__spinlock_init(&qp->svc_lock);
+	qp->service = dpv__config()->progress == DPV_PROGRESS_SERVICE;
+	__atomic_store_n(&dpv_cycles_on, dpv__config()->cycle_stats != 0, __ATOMIC_RELAXED);
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
-	rc = dpv_sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
-	if (rc == 0 && (rc = dpv_rq_init(&qp->rq, a->cap.max_recv_wr,
+	rc = dpv__sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
+	if (rc == 0 && (rc = dpv__rq_init(&qp->rq, a->cap.max_recv_wr,
 					 RTE_MAX(a->cap.max_recv_sge, 1u))) != 0)
-		dpv_sq_fini(qp);
+		dpv__sq_fini(qp);
 	if (rc != 0) {
 		free(qp);
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	}
 	/* Written back as verbs does: the SQ may hold more than asked. */
 	a->cap.max_send_wr = qp->sq.max_wr;
@@ -131,10 +131,10 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->post_send = qp->ops->post_send;
 	rc = qp->ops->create(qp, a);
 	if (rc != 0) {
-		dpv_rq_fini(&qp->rq);
-		dpv_sq_fini(qp);
+		dpv__rq_fini(&qp->rq);
+		dpv__sq_fini(qp);
 		free(qp);
-		return dpv_fail_ptr(rc);
+		return dpv__fail_ptr(rc);
 	}
 	qp->ibqp = (struct ibv_qp){
 		.context = context, .qp_context = a->qp_context, .pd = a->pd,
@@ -145,17 +145,17 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	dpv_cq_attach_qp(qp->scq);
+	dpv__cq_attach_qp(qp->scq);
 	if (qp->rcq != qp->scq)
-		dpv_cq_attach_qp(qp->rcq);
-	dpv_context_qp_add(ctx, qp);
+		dpv__cq_attach_qp(qp->rcq);
+	dpv__context_qp_add(ctx, qp);
 	__atomic_fetch_add(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)
 		__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp++;
 	pthread_mutex_unlock(&ctx->lock);
-	dpv_telemetry_qp(qp, true);
+	dpv__telemetry_qp(qp, true);
 	return &qp->ibqp;
 }
 
@@ -178,7 +178,7 @@ DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
 	struct ibv_qp *qp;
 
 	if (pd == NULL || attr == NULL)
-		return dpv_fail_ptr(-EINVAL);
+		return dpv__fail_ptr(-EINVAL);
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
@@ -200,16 +200,16 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->nb_flows != 0)
 		return EBUSY;                /* flows steer to it: destroy them first */
 	ctx = qp->ctx;
-	dpv_telemetry_qp(qp, false);
-	dpv_qp_mcast_detach_all(qp);
-	dpv_service_qp_del(qp);             /* the service lcore lets go of it */
-	dpv_context_qp_del(ctx, qp);        /* and progress */
-	dpv_qp_lock_ctl(qp);
+	dpv__telemetry_qp(qp, false);
+	dpv__qp_mcast_detach_all(qp);
+	dpv__service_qp_del(qp);             /* the service lcore lets go of it */
+	dpv__context_qp_del(ctx, qp);        /* and progress */
+	dpv__qp_lock_ctl(qp);
 	drained = qp->ops->reset(qp);
-	dpv_qp_unlock_ctl(qp);
-	dpv_cq_detach_qp(qp->scq, qp);
+	dpv__qp_unlock_ctl(qp);
+	dpv__cq_detach_qp(qp->scq, qp);
 	if (qp->rcq != qp->scq)
-		dpv_cq_detach_qp(qp->rcq, qp);
+		dpv__cq_detach_qp(qp->rcq, qp);
 	qp->ops->destroy(qp);
 	pd = to_dpd(ibqp->pd);
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
@@ -219,9 +219,9 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	ctx->nb_qp--;
 	pthread_mutex_unlock(&ctx->lock);
 	/* A port that never gave back its buffers may still call back into the SQ. */
-	dpv_rq_fini(&qp->rq);
+	dpv__rq_fini(&qp->rq);
 	if (drained) {
-		dpv_sq_fini(qp);
+		dpv__sq_fini(qp);
 		free(qp);
 	} else {
 		pthread_mutex_lock(&zombies_lock);
@@ -257,30 +257,30 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		return rc;
 	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
 		qp->ops->reset(qp);
-		dpv_rq_reset(qp);
-		dpv_cq_clean(qp->scq, qp);
+		dpv__rq_reset(qp);
+		dpv__cq_clean(qp->scq, qp);
 		if (qp->rcq != qp->scq)
-			dpv_cq_clean(qp->rcq, qp);
+			dpv__cq_clean(qp->rcq, qp);
 	}
-	dpv_qp_set_state(qp, next);
+	dpv__qp_set_state(qp, next);
 	if (next == IBV_QPS_ERR) {
 		qp->ops->flush(qp);
-		dpv_rq_flush(qp);
+		dpv__rq_flush(qp);
 	} else if (next == IBV_QPS_RTS) {
 		qp->ops->progress(qp);   /* WRs queued in SQD go out now */
 	}
 	return 0;
 }
 
-void dpv_qp_fail(struct dpv_qp *qp)
+void dpv__qp_fail(struct dpv_qp *qp)
 {
-	dpv_qp_set_state(qp, IBV_QPS_ERR);
+	dpv__qp_set_state(qp, IBV_QPS_ERR);
 	if (qp->service)                 /* the SQ is the service lcore's */
-		dpv_spinlock_lock(&qp->svc_lock);
+		dpv__spinlock_lock(&qp->svc_lock);
 	qp->ops->flush(qp);
 	if (qp->service)
-		dpv_spinlock_unlock(&qp->svc_lock);
-	dpv_rq_flush(qp);
+		dpv__spinlock_unlock(&qp->svc_lock);
+	dpv__rq_flush(qp);
 }
 
 DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
@@ -291,16 +291,16 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
-	dpv_qp_lock_ctl(qp);
+	dpv__qp_lock_ctl(qp);
 	cur = qp->state;
 	next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	rc = (mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur ? -EINVAL :
-	     dpv_qp_check_transition(qp->type, cur, next, mask);
+	     dpv__qp_check_transition(qp->type, cur, next, mask);
 	if (rc == 0)
 		rc = apply_attrs(qp, attr, mask);
 	if (rc == 0)
 		rc = enter_state(qp, next);
-	dpv_qp_unlock_ctl(qp);
+	dpv__qp_unlock_ctl(qp);
 	return -rc;
 }
 
@@ -313,14 +313,14 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 		return EINVAL;
 	memset(attr, 0, sizeof(*attr));
 	memset(init_attr, 0, sizeof(*init_attr));
-	dpv_qp_lock_ctl(qp);
+	dpv__qp_lock_ctl(qp);
 	attr->qp_state = attr->cur_qp_state = qp->state;
 	attr->port_num = qp->port_num;
 	attr->qkey = qp->qkey;
 	attr->sq_psn = qp->sq_psn;
 	attr->cap = qp->cap;
 	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
-	dpv_qp_unlock_ctl(qp);
+	dpv__qp_unlock_ctl(qp);
 	init_attr->qp_context = ibqp->qp_context;
 	init_attr->send_cq = ibqp->send_cq;
 	init_attr->recv_cq = ibqp->recv_cq;

@@ -9,10 +9,10 @@
 
 #include "verbs_priv.h"
 
-void dpv_device_service_init(struct dpv_device *dev)
+void dpv__device_service_init(struct dpv_device *dev)
 {
 	pthread_mutex_init(&dev->svc_mutex, NULL);
-	dpv_spinlock_init(&dev->svc_lock);
+	dpv__spinlock_init(&dev->svc_lock);
 	dev->svc_qps = NULL;
 	dev->nb_svc_qp = dev->svc_cap = 0;
 	dev->svc_attached = false;
@@ -26,18 +26,18 @@ static void port_service(void *arg)
 
 	if (__atomic_load_n(&dev->svc_want, __ATOMIC_ACQUIRE) != 0)
 		return;                   /* someone waits for the array: let them have it */
-	dpv_spinlock_lock(&dev->svc_lock);
+	dpv__spinlock_lock(&dev->svc_lock);
 	for (unsigned int i = 0; i < dev->nb_svc_qp; i++) {
 		struct dpv_qp *qp = dev->svc_qps[i];
 
-		if (dpv_spinlock_trylock(&qp->svc_lock)) {
+		if (dpv__spinlock_trylock(&qp->svc_lock)) {
 			qp->ops->progress(qp);
-			dpv_spinlock_unlock(&qp->svc_lock);
+			dpv__spinlock_unlock(&qp->svc_lock);
 		}
 	}
-	dpv_spinlock_unlock(&dev->svc_lock);
-	dpv_port_rx_poll(dev);
-	dpv_timers_poll(&dev->timers);
+	dpv__spinlock_unlock(&dev->svc_lock);
+	dpv__port_rx_poll(dev);
+	dpv__timers_poll(&dev->timers);
 }
 
 /* The array lock for a control path: the service lcore, which takes it again right after
@@ -45,12 +45,12 @@ static void port_service(void *arg)
 static void svc_array_lock(struct dpv_device *dev)
 {
 	__atomic_fetch_add(&dev->svc_want, 1, __ATOMIC_RELEASE);
-	dpv_spinlock_lock(&dev->svc_lock);
+	dpv__spinlock_lock(&dev->svc_lock);
 }
 
 static void svc_array_unlock(struct dpv_device *dev)
 {
-	dpv_spinlock_unlock(&dev->svc_lock);
+	dpv__spinlock_unlock(&dev->svc_lock);
 	__atomic_fetch_sub(&dev->svc_want, 1, __ATOMIC_RELEASE);
 }
 
@@ -76,7 +76,7 @@ static int svc_array_add(struct dpv_device *dev, struct dpv_qp *qp)
 	return rc;
 }
 
-int dpv_service_qp_add(struct dpv_qp *qp)
+int dpv__service_qp_add(struct dpv_qp *qp)
 {
 	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_service_work w = { port_service, dev };
@@ -84,12 +84,12 @@ int dpv_service_qp_add(struct dpv_qp *qp)
 
 	if (qp->svc_listed)
 		return 0;
-	rc = dpv_sq_desc_init(&qp->sq, qp->lim.max_inline_data, qp->lim.max_tso_header);
+	rc = dpv__sq_desc_init(&qp->sq, qp->lim.max_inline_data, qp->lim.max_tso_header);
 	if (rc != 0)
 		return rc;
 	pthread_mutex_lock(&dev->svc_mutex);
 	if (!dev->svc_attached) {
-		rc = dpv_service_work_add(dev->caps.socket_id, &w, &dev->svc_lcore);
+		rc = dpv__service_work_add(dev->caps.socket_id, &w, &dev->svc_lcore);
 		dev->svc_attached = rc == 0;
 	}
 	if (rc == 0)
@@ -99,7 +99,7 @@ int dpv_service_qp_add(struct dpv_qp *qp)
 	return rc;
 }
 
-void dpv_service_qp_del(struct dpv_qp *qp)
+void dpv__service_qp_del(struct dpv_qp *qp)
 {
 	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_service_work w = { port_service, dev };
@@ -117,7 +117,7 @@ void dpv_service_qp_del(struct dpv_qp *qp)
 	svc_array_unlock(dev);
 	qp->svc_listed = false;
 	if (dev->nb_svc_qp == 0 && dev->svc_attached) {
-		dpv_service_work_del(dev->svc_lcore, &w);
+		dpv__service_work_del(dev->svc_lcore, &w);
 		dev->svc_attached = false;
 	}
 	pthread_mutex_unlock(&dev->svc_mutex);
@@ -131,16 +131,16 @@ DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)
 	if (qp == NULL || !qp->ops->service ||
 	    (mode != DPV_PROGRESS_DIRECT && mode != DPV_PROGRESS_SERVICE))
 		return EINVAL;
-	dpv_qp_lock_ctl(qp);
+	dpv__qp_lock_ctl(qp);
 	if (qp->state != IBV_QPS_RESET)
 		rc = EBUSY;
-	dpv_qp_unlock_ctl(qp);
+	dpv__qp_unlock_ctl(qp);
 	if (rc != 0)
 		return rc;
 	/* in RESET nothing is queued: off the service first, then switch */
-	dpv_service_qp_del(qp);
-	dpv_qp_lock(qp);
+	dpv__service_qp_del(qp);
+	dpv__qp_lock(qp);
 	qp->service = mode == DPV_PROGRESS_SERVICE;
-	dpv_qp_unlock(qp);
+	dpv__qp_unlock(qp);
 	return 0;
 }

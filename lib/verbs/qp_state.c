@@ -125,7 +125,7 @@ static int type_index(enum ibv_qp_type type)
 	}
 }
 
-int dpv_qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
+int dpv__qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 			    enum ibv_qp_state next, int mask)
 {
 	const struct transition *t;

@@ -35,7 +35,7 @@ static bool in_dpdk_heap(uintptr_t start, uintptr_t end)
 
 static int range_map(struct dpv_context *ctx, struct dpv_range *r, bool map)
 {
-	return dpv_devices_dma_map((void *)r->start, r->end - r->start, map);
+	return dpv__devices_dma_map((void *)r->start, r->end - r->start, map);
 }
 
 static struct dpv_range *range_new(struct dpv_context *ctx, uintptr_t start, uintptr_t end)
@@ -178,12 +178,12 @@ static int cover(struct dpv_context *ctx, struct dpv_mr *mr, uintptr_t start, ui
 	return rc;
 }
 
-int dpv_range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr)
+int dpv__range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t start = RTE_ALIGN_FLOOR((uintptr_t)va, (uintptr_t)page);
 	uintptr_t end = RTE_ALIGN_CEIL((uintptr_t)va + len, (uintptr_t)page);
-	unsigned int mode = dpv_config()->mr_dma_map;
+	unsigned int mode = dpv__config()->mr_dma_map;
 	int rc;
 
 	if (mode == 0 || (mode == 1 && !ctx->dev->caps.needs_dma_map))
@@ -201,7 +201,7 @@ int dpv_range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dp
 	return rc;
 }
 
-void dpv_range_release(struct dpv_context *ctx, struct dpv_mr *mr)
+void dpv__range_release(struct dpv_context *ctx, struct dpv_mr *mr)
 {
 	pthread_mutex_lock(&range_lock);
 	mr_drop_all(ctx, mr);
@@ -209,7 +209,7 @@ void dpv_range_release(struct dpv_context *ctx, struct dpv_mr *mr)
 }
 
 /* At shutdown: whatever MRs the application leaked. */
-void dpv_ranges_release_all(void)
+void dpv__ranges_release_all(void)
 {
 	pthread_mutex_lock(&range_lock);
 	for (unsigned int i = 0; i < nb_ranges; i++)

@@ -10,20 +10,20 @@
 #include "verbs_priv.h"
 
 
-int dpv_rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
+int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
 {
-	dpv_ring_geometry(max_wr, max_sge, &rq->size, &rq->mask, &rq->max_wr, &rq->max_sge);
+	dpv__ring_geometry(max_wr, max_sge, &rq->size, &rq->mask, &rq->max_wr, &rq->max_sge);
 	rq->head = rq->tail = 0;
 	rq->wqe = calloc(rq->size, sizeof(*rq->wqe));
 	rq->sge = calloc((size_t)rq->size * rq->max_sge, sizeof(*rq->sge));
 	if (rq->wqe == NULL || rq->sge == NULL) {
-		dpv_rq_fini(rq);
+		dpv__rq_fini(rq);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void dpv_rq_fini(struct dpv_rq *rq)
+void dpv__rq_fini(struct dpv_rq *rq)
 {
 	free(rq->wqe);
 	free(rq->sge);
@@ -31,40 +31,40 @@ void dpv_rq_fini(struct dpv_rq *rq)
 	rq->sge = NULL;
 }
 
-void dpv_rq_batch_flush(struct dpv_cqe_batch *b)
+void dpv__rq_batch_flush(struct dpv_cqe_batch *b)
 {
 	if (b->n > 0)
-		dpv_cq_push_many(b->cq, b->e, b->n);
+		dpv__cq_push_many(b->cq, b->e, b->n);
 	b->n = 0;
 }
 
-void dpv_rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status, uint32_t len,
+void dpv__rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status, uint32_t len,
 		     unsigned int flags, struct dpv_cqe_batch *b)
 {
 	qp->rx_completed++;
 	if (b == NULL) {
 		struct dpv_cqe cqe;
 
-		dpv_cqe_fill(&cqe, qp, wr_id, status, IBV_WC_RECV, len, flags);
-		dpv_cq_push(qp->rcq, &cqe);
+		dpv__cqe_fill(&cqe, qp, wr_id, status, IBV_WC_RECV, len, flags);
+		dpv__cq_push(qp->rcq, &cqe);
 		return;
 	}
 	if (b->cq != qp->rcq || b->n == RTE_DIM(b->e))
-		dpv_rq_batch_flush(b);
+		dpv__rq_batch_flush(b);
 	b->cq = qp->rcq;
-	dpv_cqe_fill(&b->e[b->n++], qp, wr_id, status, IBV_WC_RECV, len, flags);
+	dpv__cqe_fill(&b->e[b->n++], qp, wr_id, status, IBV_WC_RECV, len, flags);
 }
 
-void dpv_rq_flush(struct dpv_qp *qp)
+void dpv__rq_flush(struct dpv_qp *qp)
 {
 	struct dpv_rq *rq = &qp->rq;
 
 	for (; rq->tail != rq->head; rq->tail++)
-		dpv_rq_complete(qp, rq->wqe[rq->tail & rq->mask].wr_id, IBV_WC_WR_FLUSH_ERR, 0, 0,
+		dpv__rq_complete(qp, rq->wqe[rq->tail & rq->mask].wr_id, IBV_WC_WR_FLUSH_ERR, 0, 0,
 				NULL);
 }
 
-void dpv_rq_reset(struct dpv_qp *qp)
+void dpv__rq_reset(struct dpv_qp *qp)
 {
 	qp->rq.head = qp->rq.tail = 0;
 }
@@ -79,8 +79,8 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		*bad_wr = NULL;
 		return EINVAL;
 	}
-	dpv_qp_lock(qp);
-	if (dpv_qp_state(qp) == IBV_QPS_RESET)
+	dpv__qp_lock(qp);
+	if (dpv__qp_state(qp) == IBV_QPS_RESET)
 		rc = EINVAL;
 	for (; rc == 0 && wr != NULL; wr = rc == 0 ? wr->next : wr) {
 		struct dpv_rwqe *w;
@@ -102,9 +102,9 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		rq->head++;
 		qp->rx_wrs++;
 	}
-	if (dpv_qp_state(qp) == IBV_QPS_ERR)
-		dpv_rq_flush(qp);           /* accepted, then flushed */
-	dpv_qp_unlock(qp);
+	if (dpv__qp_state(qp) == IBV_QPS_ERR)
+		dpv__rq_flush(qp);           /* accepted, then flushed */
+	dpv__qp_unlock(qp);
 	if (rc != 0)
 		*bad_wr = wr;
 	return rc;

@@ -14,9 +14,9 @@
 
 #include "verbs_priv.h"
 
-int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
+int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 {
-	dpv_ring_geometry(max_wr, max_sge, &sq->size, &sq->mask, &sq->max_wr, &sq->max_sge);
+	dpv__ring_geometry(max_wr, max_sge, &sq->size, &sq->mask, &sq->max_wr, &sq->max_sge);
 	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
 	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
 	sq->post = sq->head = sq->sent = sq->done = sq->freed = 0;
@@ -26,11 +26,11 @@ int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < sq->size; i++)
-		sq->wqe[i].mrs = dpv_sq_mrs(sq, i);
+		sq->wqe[i].mrs = dpv__sq_mrs(sq, i);
 	return 0;
 }
 
-void dpv_sq_fini(struct dpv_qp *qp)
+void dpv__sq_fini(struct dpv_qp *qp)
 {
 	free(qp->sq.wqe);
 	free(qp->sq.mrs);
@@ -44,7 +44,7 @@ void dpv_sq_fini(struct dpv_qp *qp)
 	qp->sq.desc_data = NULL;
 }
 
-int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
+int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
 {
 	if (sq->desc_seg != NULL)
 		return 0;
@@ -66,29 +66,29 @@ int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
 }
 
 /* The WR no longer uses its MRs: they may be deregistered. */
-void dpv_wqe_put_mrs(struct dpv_wqe *w)
+void dpv__wqe_put_mrs(struct dpv_wqe *w)
 {
 	for (uint8_t i = 0; i < w->nb_mr; i++)
 		__atomic_fetch_sub(&w->mrs[i]->refs, 1, __ATOMIC_RELEASE);
 	w->nb_mr = 0;
 }
 
-void dpv_wqe_release(void *wqe)
+void dpv__wqe_release(void *wqe)
 {
 	struct dpv_wqe *w = wqe;
 
-	dpv_wqe_put_mrs(w);
+	dpv__wqe_put_mrs(w);
 	__atomic_store_n(&w->released, 1, __ATOMIC_RELEASE);
 }
 
 /* The completions of [done, sent) up to the first WR not released, written under one CQ
  * lock per batch. */
-void dpv_sq_complete(struct dpv_qp *qp)
+void dpv__sq_complete(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct dpv_cqe cqe[32];
 	unsigned int n = 0;
-	uint64_t t0 = dpv_cyc_start();
+	uint64_t t0 = dpv__cyc_start();
 
 	while (sq->done != sq->sent) {
 		struct dpv_wqe *w = &sq->wqe[sq->done & sq->mask];
@@ -96,11 +96,11 @@ void dpv_sq_complete(struct dpv_qp *qp)
 		if (!__atomic_load_n(&w->released, __ATOMIC_ACQUIRE))
 			break;
 		if (w->signaled || w->status != IBV_WC_SUCCESS) {
-			dpv_cqe_fill(&cqe[n], qp, w->wr_id, w->status, w->opcode, w->byte_len, 0);
+			dpv__cqe_fill(&cqe[n], qp, w->wr_id, w->status, w->opcode, w->byte_len, 0);
 			cqe[n].sq_index = sq->done;
 			cqe[n++].is_send = true;
 			if (n == RTE_DIM(cqe)) {
-				dpv_cq_push_many(qp->scq, cqe, n);
+				dpv__cq_push_many(qp->scq, cqe, n);
 				n = 0;
 			}
 		}
@@ -108,11 +108,11 @@ void dpv_sq_complete(struct dpv_qp *qp)
 		qp->tx_completed++;
 	}
 	if (n != 0)
-		dpv_cq_push_many(qp->scq, cqe, n);
-	dpv_cyc_add(qp, DPV_CYC_COMPLETE, t0);
+		dpv__cq_push_many(qp->scq, cqe, n);
+	dpv__cyc_add(qp, DPV_CYC_COMPLETE, t0);
 }
 
-bool dpv_sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
+bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
 {
 	struct dpv_sq *sq = &qp->sq;
 
@@ -132,7 +132,7 @@ bool dpv_sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
 	return false;
 }
 
-void dpv_sq_clear(struct dpv_sq *sq)
+void dpv__sq_clear(struct dpv_sq *sq)
 {
 	sq->post = sq->head = sq->sent = sq->done = 0;
 	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);

@@ -17,7 +17,7 @@ static TAILQ_HEAD(, dpv_qp) all_qps = TAILQ_HEAD_INITIALIZER(all_qps);
 static TAILQ_HEAD(, dpv_cq) all_cqs = TAILQ_HEAD_INITIALIZER(all_cqs);
 static uint32_t next_cq_id;
 
-void dpv_telemetry_qp(struct dpv_qp *qp, bool add)
+void dpv__telemetry_qp(struct dpv_qp *qp, bool add)
 {
 	pthread_mutex_lock(&registry_lock);
 	if (add)
@@ -27,7 +27,7 @@ void dpv_telemetry_qp(struct dpv_qp *qp, bool add)
 	pthread_mutex_unlock(&registry_lock);
 }
 
-void dpv_telemetry_cq(struct dpv_cq *cq, bool add)
+void dpv__telemetry_cq(struct dpv_cq *cq, bool add)
 {
 	pthread_mutex_lock(&registry_lock);
 	if (add) {
@@ -41,7 +41,7 @@ void dpv_telemetry_cq(struct dpv_cq *cq, bool add)
 
 /* The registry's QPs and CQs of one context, for ibv_close_device (context_objects.c): a
  * malloc'ed array of *n entries, NULL when there are none or no memory. */
-struct dpv_qp **dpv_registry_qps(struct dpv_context *ctx, unsigned int *n)
+struct dpv_qp **dpv__registry_qps(struct dpv_context *ctx, unsigned int *n)
 {
 	struct dpv_qp *qp, **v = NULL;
 	unsigned int cap = 0;
@@ -58,7 +58,7 @@ struct dpv_qp **dpv_registry_qps(struct dpv_context *ctx, unsigned int *n)
 	return v;
 }
 
-struct dpv_cq **dpv_registry_cqs(struct dpv_context *ctx, unsigned int *n)
+struct dpv_cq **dpv__registry_cqs(struct dpv_context *ctx, unsigned int *n)
 {
 	struct dpv_cq *cq, **v = NULL;
 	unsigned int cap = 0;
@@ -110,7 +110,7 @@ static void qp_dict(struct rte_tel_data *d, struct dpv_qp *qp)
 	rte_tel_data_add_dict_u64(d, "rq_posted", c.rq_posted);
 	rte_tel_data_add_dict_u64(d, "recv_posted", c.rx_wrs);
 	rte_tel_data_add_dict_u64(d, "recv_completed", c.rx_completed);
-	if (dpv_cycles()) {
+	if (dpv__cycles()) {
 		rte_tel_data_add_dict_u64(d, "cycles_validate", c.cycles_validate);
 		rte_tel_data_add_dict_u64(d, "cycles_build", c.cycles_build);
 		rte_tel_data_add_dict_u64(d, "cycles_burst", c.cycles_burst);
@@ -209,7 +209,7 @@ static void port_entry(struct dpv_device *dev, void *arg)
 
 	if (p == NULL)
 		return;
-	dpv_device_port_stats(dev, &s);
+	dpv__device_port_stats(dev, &s);
 	rte_tel_data_start_dict(p);
 	rte_tel_data_add_dict_string(p, "port", dev->caps.name);
 	rte_tel_data_add_dict_int(p, "socket", dev->caps.socket_id);
@@ -234,7 +234,7 @@ static int tel_ports(const char *cmd __rte_unused, const char *params __rte_unus
 		     struct rte_tel_data *d)
 {
 	rte_tel_data_start_dict(d);
-	dpv_devices_foreach_open(port_entry, d);
+	dpv__devices_foreach_open(port_entry, d);
 	return 0;
 }
 
@@ -242,7 +242,7 @@ static int tel_lcores(const char *cmd __rte_unused, const char *params __rte_unu
 		      struct rte_tel_data *d)
 {
 	struct dpv_service_info info[64];
-	int n = dpv_service_info(info, (int)RTE_DIM(info));
+	int n = dpv__service_info(info, (int)RTE_DIM(info));
 
 	rte_tel_data_start_dict(d);
 	for (int i = 0; i < n && i < (int)RTE_DIM(info); i++) {

@@ -1,6 +1,10 @@
 /* The verbs core's objects: devices, contexts, PDs, MRs, CQs, QPs and their send queues.
- * Private to libdpverbs. Internal functions return 0 or a negative errno; the ibv_* entry
- * points convert to rdma-core's convention (positive errno, or NULL with errno). */
+ * Private to libdpverbs. The name tells the error convention (as libuv's uv_ and uv__):
+ *   ibv_*, dpv_*   entry points — the exported API of <dpverbs.h> and the implementations of
+ *                  the verbs context ops that ibv_* inlines call — follow rdma-core: 0 or a
+ *                  positive errno, NULL with errno, -1 with errno where the man page says so;
+ *   dpv__*         internal functions: 0 or a negative errno (constructors: NULL and errno).
+ * File-local functions have no prefix and follow the internal convention. */
 #ifndef DPV_VERBS_PRIV_H
 #define DPV_VERBS_PRIV_H
 
@@ -101,32 +105,32 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d)
 }
 
 /* Record @obj in (or drop it from) one of @ctx's object sets; -ENOMEM. Takes ctx->lock. */
-int dpv_objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
-void dpv_objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
+int dpv__objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
+void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
 /* Destroy whatever @ctx still holds (ibv_close_device), in dependency order. */
-void dpv_context_release(struct dpv_context *ctx);
-/* The flow ops of the context: dpv_create_flow / dpv_destroy_flow, tracked in ctx->flows. */
+void dpv__context_release(struct dpv_context *ctx);
+/* The flow ops of the context: dpv__create_flow / dpv__destroy_flow, tracked in ctx->flows. */
 struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv_destroy_flow_tracked(struct ibv_flow *flow);
 
 /* Start DPDK if needed and list the devices (also used by dpv-devinfo through ibv_*). */
-int dpv_devices_scan(struct dpv_device ***list, int *n);
-void dpv_context_ops_init(struct verbs_context *vctx);
+int dpv__devices_scan(struct dpv_device ***list, int *n);
+void dpv__context_ops_init(struct verbs_context *vctx);
 /* What the device reports, given the port's offload policy. */
-bool dpv_device_ip_csum(const struct dpv_device *dev);
-uint32_t dpv_device_max_tso(const struct dpv_device *dev);
+bool dpv__device_ip_csum(const struct dpv_device *dev);
+uint32_t dpv__device_max_tso(const struct dpv_device *dev);
 /* Open a transmitter on @dev's port for a QP (counted in the port's statistics), close it. */
-int dpv_device_txh_open(struct dpv_device *dev, struct dpv_txh *h, void (*released)(void *));
-void dpv_device_txh_close(struct dpv_device *dev, struct dpv_txh *h);
+int dpv__device_txh_open(struct dpv_device *dev, struct dpv_txh *h, void (*released)(void *));
+void dpv__device_txh_close(struct dpv_device *dev, struct dpv_txh *h);
 /* The port's transmit counters: every transmitter's, closed ones included. */
-void dpv_device_port_stats(struct dpv_device *dev, struct dpv_port_stats *st);
+void dpv__device_port_stats(struct dpv_device *dev, struct dpv_port_stats *st);
 int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		   size_t attr_len);
-void dpv_async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
-int dpv_async_init(struct dpv_context *ctx);
-void dpv_async_fini(struct dpv_context *ctx);
+void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
+int dpv__async_init(struct dpv_context *ctx);
+void dpv__async_fini(struct dpv_context *ctx);
 
 /* ---- protection domains and thread domains ---- */
 
@@ -148,7 +152,7 @@ static inline struct dpv_pd *to_dpd(struct ibv_pd *p)
 }
 
 /* The PD a QP or MR really belongs to (a parent domain stands for its PD). */
-static inline struct dpv_pd *dpv_pd_base(struct dpv_pd *pd)
+static inline struct dpv_pd *dpv__pd_base(struct dpv_pd *pd)
 {
 	return pd->parent != NULL ? pd->parent : pd;
 }
@@ -177,14 +181,14 @@ struct dpv_mr_table {
 	uint8_t *gen;              /* lkey generation, so that a stale lkey does not match */
 };
 
-int dpv_mr_table_init(struct dpv_context *ctx);
-void dpv_mr_table_fini(struct dpv_context *ctx);
+int dpv__mr_table_init(struct dpv_context *ctx);
+void dpv__mr_table_fini(struct dpv_context *ctx);
 #define LKEY_INDEX_BITS 24
 #define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
 
 /* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). Inline:
  * every non-inline SGE of every send and receive looks its MR up. */
-static inline struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd,
+static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd,
 					   uint32_t lkey, uint64_t addr, uint32_t len,
 					   uint8_t **va)
 {
@@ -204,11 +208,11 @@ static inline struct dpv_mr *dpv_mr_lookup(struct dpv_context *ctx, struct dpv_p
 }
 
 /* DMA range registry: page-rounded, reference-counted, never overlapping. */
-int dpv_range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr);
-void dpv_range_release(struct dpv_context *ctx, struct dpv_mr *mr);
-void dpv_ranges_release_all(void);
+int dpv__range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr);
+void dpv__range_release(struct dpv_context *ctx, struct dpv_mr *mr);
+void dpv__ranges_release_all(void);
 /* DMA-map (or unmap) [va, va + len) on every present port that needs it (device.c). */
-int dpv_devices_dma_map(void *va, uint64_t len, bool map);
+int dpv__devices_dma_map(void *va, uint64_t len, bool map);
 
 /* ---- completion queues ---- */
 
@@ -254,16 +258,16 @@ static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 }
 
 /* Append a completion (CQ lock taken inside); a full CQ is an overrun (IBV_EVENT_CQ_ERR). */
-int dpv_cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe);
+int dpv__cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
-int dpv_cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
-void dpv_cq_attach_qp(struct dpv_cq *cq);
-void dpv_cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
+int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
+void dpv__cq_attach_qp(struct dpv_cq *cq);
+void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* One completion written in place: every field of @e (the CQE writer of sends and receives). */
-void dpv_cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
+void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 		  enum ibv_wc_opcode opcode, uint32_t len, unsigned int flags);
 /* Drop every completion of @qp still in @cq. */
-void dpv_cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
+void dpv__cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
@@ -278,7 +282,7 @@ struct dpv_wqe {
 	uint8_t opcode;            /* enum ibv_wc_opcode */
 	uint8_t signaled;
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
-	uint8_t released;          /* the transport is done with it (dpv_wqe_release) */
+	uint8_t released;          /* the transport is done with it (dpv__wqe_release) */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
 	uint8_t deferred;          /* service mode: checked, built by the service lcore later */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
@@ -365,14 +369,14 @@ extern const struct dpv_transport_ops *const dpv_rx_transports[];
 enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
 extern bool dpv_cycles_on;
 
-static inline bool dpv_cycles(void)
+static inline bool dpv__cycles(void)
 {
 	return __atomic_load_n(&dpv_cycles_on, __ATOMIC_RELAXED);
 }
 
-static inline uint64_t dpv_cyc_start(void)
+static inline uint64_t dpv__cyc_start(void)
 {
-	return unlikely(dpv_cycles()) ? rte_rdtsc() : 0;
+	return unlikely(dpv__cycles()) ? rte_rdtsc() : 0;
 }
 
 struct dpv_qp {
@@ -415,9 +419,9 @@ struct dpv_qp {
 	TAILQ_ENTRY(dpv_qp) all_next;      /* every QP of the process (telemetry.c) */
 };
 
-static inline void dpv_cyc_add(struct dpv_qp *qp, int stage, uint64_t start)
+static inline void dpv__cyc_add(struct dpv_qp *qp, int stage, uint64_t start)
 {
-	if (unlikely(dpv_cycles()))
+	if (unlikely(dpv__cycles()))
 		qp->cyc[stage] += rte_rdtsc() - start;
 }
 
@@ -426,70 +430,70 @@ static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
 	return container_of_safe(q, struct dpv_qp, ibqp);
 }
 
-static inline void dpv_qp_lock(struct dpv_qp *qp)
+static inline void dpv__qp_lock(struct dpv_qp *qp)
 {
 	if (!qp->lockless)
-		dpv_spinlock_lock(&qp->lock);
+		dpv__spinlock_lock(&qp->lock);
 }
 
-static inline void dpv_qp_unlock(struct dpv_qp *qp)
+static inline void dpv__qp_unlock(struct dpv_qp *qp)
 {
 	if (!qp->lockless)
-		dpv_spinlock_unlock(&qp->lock);
+		dpv__spinlock_unlock(&qp->lock);
 }
 
 /* Control-path lock of a QP: its lock, and for a service-mode QP its service lock too (the
  * service lcore is kept out while the QP changes). */
-static inline void dpv_qp_lock_ctl(struct dpv_qp *qp)
+static inline void dpv__qp_lock_ctl(struct dpv_qp *qp)
 {
-	dpv_qp_lock(qp);
+	dpv__qp_lock(qp);
 	if (qp->service)
-		dpv_spinlock_lock(&qp->svc_lock);
+		dpv__spinlock_lock(&qp->svc_lock);
 }
 
-static inline void dpv_qp_unlock_ctl(struct dpv_qp *qp)
+static inline void dpv__qp_unlock_ctl(struct dpv_qp *qp)
 {
 	if (qp->service)
-		dpv_spinlock_unlock(&qp->svc_lock);
-	dpv_qp_unlock(qp);
+		dpv__spinlock_unlock(&qp->svc_lock);
+	dpv__qp_unlock(qp);
 }
 
 /* The QP's state as another thread may be changing it (the service lcore moves a QP to SQE). */
-static inline enum ibv_qp_state dpv_qp_state(const struct dpv_qp *qp)
+static inline enum ibv_qp_state dpv__qp_state(const struct dpv_qp *qp)
 {
 	return __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
 }
 
-static inline void dpv_qp_set_state(struct dpv_qp *qp, enum ibv_qp_state s)
+static inline void dpv__qp_set_state(struct dpv_qp *qp, enum ibv_qp_state s)
 {
 	__atomic_store_n(&qp->state, s, __ATOMIC_RELAXED);
 	qp->ibqp.state = s;
 }
 
 /* Every QP and CQ of the process, for the telemetry endpoints (telemetry.c). */
-void dpv_telemetry_qp(struct dpv_qp *qp, bool add);
-void dpv_telemetry_cq(struct dpv_cq *cq, bool add);
+void dpv__telemetry_qp(struct dpv_qp *qp, bool add);
+void dpv__telemetry_cq(struct dpv_cq *cq, bool add);
 /* The QPs and CQs of @ctx (telemetry.c's registry): a malloc'ed array of *n, or NULL. */
-struct dpv_qp **dpv_registry_qps(struct dpv_context *ctx, unsigned int *n);
-struct dpv_cq **dpv_registry_cqs(struct dpv_context *ctx, unsigned int *n);
+struct dpv_qp **dpv__registry_qps(struct dpv_context *ctx, unsigned int *n);
+struct dpv_cq **dpv__registry_cqs(struct dpv_context *ctx, unsigned int *n);
 /* Call @fn on every device with an open context (its port started); device list locked. */
-void dpv_devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg);
+void dpv__devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), void *arg);
 
 /* Service mode (qp_service.c). */
-void dpv_device_service_init(struct dpv_device *dev);
+void dpv__device_service_init(struct dpv_device *dev);
 /* Put a service-mode QP on its port's service lcore (at RESET -> INIT); control lock held.
  * -ENODEV when there is no lcore to use. */
-int dpv_service_qp_add(struct dpv_qp *qp);
+int dpv__service_qp_add(struct dpv_qp *qp);
 /* Take it off; when this returns the service lcore no longer touches it. */
-void dpv_service_qp_del(struct dpv_qp *qp);
+void dpv__service_qp_del(struct dpv_qp *qp);
 
 /* Check a state transition's attribute mask (the table of qp_state.c). */
-int dpv_qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
+int dpv__qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 			    enum ibv_qp_state next, int attr_mask);
 
 /* A WR ring's geometry (SQ and RQ alike): a power of two >= @max_wr slots, at least one; the
  * max_wr written back (0 stays 0: no queue); at least one SGE per slot. */
-static inline void dpv_ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_t *size,
+static inline void dpv__ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_t *size,
 				     uint32_t *mask, uint32_t *out_wr, uint32_t *out_sge)
 {
 	*size = rte_align32pow2(max_wr > 0 ? max_wr : 1);
@@ -498,76 +502,76 @@ static inline void dpv_ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_t
 	*out_sge = max_sge > 0 ? max_sge : 1;
 }
 
-int dpv_sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge);
+int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge);
 /* The MR slots of the WQE at @index. */
-static inline struct dpv_mr **dpv_sq_mrs(struct dpv_sq *sq, uint32_t index)
+static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 {
 	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
 }
-void dpv_sq_fini(struct dpv_qp *qp);
+void dpv__sq_fini(struct dpv_qp *qp);
 /* Room for service-mode descriptors (inline data up to @max_inline, TSO headers up to
  * @max_hdr); -ENOMEM. The SQ must be empty. */
-int dpv_sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
-void dpv_wqe_put_mrs(struct dpv_wqe *w);
+int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
+void dpv__wqe_put_mrs(struct dpv_wqe *w);
 /* The transport is done with @w (any thread): its MRs are let go, it may complete. */
-void dpv_wqe_release(void *w);
+void dpv__wqe_release(void *w);
 /* Write the completions of [done, sent) in order, up to the first WR not yet released;
  * QP lock held (service mode: its service lock). */
-void dpv_sq_complete(struct dpv_qp *qp);
+void dpv__sq_complete(struct dpv_qp *qp);
 /* Wait (bounded) until every WR in [done, sent) is released, calling @reap meanwhile; false
  * if some never were. */
-bool dpv_sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp));
+bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp));
 /* Forget every WR (RESET): cursors back to 0. */
-void dpv_sq_clear(struct dpv_sq *sq);
+void dpv__sq_clear(struct dpv_sq *sq);
 /* Receive side (rq.c, flow.c). */
-int dpv_rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge);
-void dpv_rq_fini(struct dpv_rq *rq);
+int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge);
+void dpv__rq_fini(struct dpv_rq *rq);
 /* ERR: every posted receive WQE completes with FLUSH_ERR; RESET: forgotten. QP lock held. */
-void dpv_rq_flush(struct dpv_qp *qp);
-void dpv_rq_reset(struct dpv_qp *qp);
+void dpv__rq_flush(struct dpv_qp *qp);
+void dpv__rq_reset(struct dpv_qp *qp);
 int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-/* One receive completion of @qp, into its CQ (or into @batch, pushed by dpv_rq_batch_flush). */
+/* One receive completion of @qp, into its CQ (or into @batch, pushed by dpv__rq_batch_flush). */
 struct dpv_cqe_batch {
 	struct dpv_cq *cq;
 	unsigned int n;
 	struct dpv_cqe e[32];
 };
-void dpv_rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status, uint32_t len,
+void dpv__rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status, uint32_t len,
 		     unsigned int flags, struct dpv_cqe_batch *batch);
-void dpv_rq_batch_flush(struct dpv_cqe_batch *b);
+void dpv__rq_batch_flush(struct dpv_cqe_batch *b);
 /* A transport moves the QP to ERR on an execution error: state, then both queues flushed
  * (the SQ under the service lock of a service-mode QP); QP lock held. */
-void dpv_qp_fail(struct dpv_qp *qp);
+void dpv__qp_fail(struct dpv_qp *qp);
 
 /* Progress (progress.c): receive what @dev's port has and give it to the transports; every
  * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
  * @waited) and the port of its device, as polling any of its CQs does. */
-void dpv_port_rx_poll(struct dpv_device *dev);
-void dpv_context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
+void dpv__port_rx_poll(struct dpv_device *dev);
+void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
-void dpv_context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
-void dpv_context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
+void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
+void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
 /* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
-int dpv_flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
+int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
 		       struct dpv_qp **out, int max);
-struct ibv_flow *dpv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
-int dpv_destroy_flow(struct ibv_flow *flow);
-void dpv_device_flows_init(struct dpv_device *dev);
-void dpv_qp_mcast_detach_all(struct dpv_qp *qp);
+struct ibv_flow *dpv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int dpv__destroy_flow(struct ibv_flow *flow);
+void dpv__device_flows_init(struct dpv_device *dev);
+void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
 
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
-void dpv_qp_zombies_free(void);
+void dpv__qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
-void dpv_raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n);
-bool dpv_raw_port_rx_wanted(const struct dpv_device *dev);
-int dpv_raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int dpv_raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int dpv_raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
+void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n);
+bool dpv__raw_port_rx_wanted(const struct dpv_device *dev);
+int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
-void dpv_raw_progress(struct dpv_qp *qp);
-void dpv_raw_flush(struct dpv_qp *qp);
-bool dpv_raw_reset(struct dpv_qp *qp);
+void dpv__raw_progress(struct dpv_qp *qp);
+void dpv__raw_flush(struct dpv_qp *qp);
+bool dpv__raw_reset(struct dpv_qp *qp);
 
 /* Context op slots implemented in pd.c and qp.c. */
 struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
@@ -577,7 +581,7 @@ int dpv_dealloc_td(struct ibv_td *td);
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 
 /* Errno helpers for the entry points. */
-static inline void *dpv_fail_ptr(int neg_errno)
+static inline void *dpv__fail_ptr(int neg_errno)
 {
 	errno = -neg_errno;
 	return NULL;

@@ -48,18 +48,18 @@ static const struct opcode_rule *rule_of(const struct dpv_wr_limits *lim, unsign
 	return &opcodes[opcode];
 }
 
-uint64_t dpv_wr_length(const struct ibv_send_wr *wr)
+uint64_t dpv__wr_length(const struct ibv_send_wr *wr)
 {
 	uint64_t len = 0;
 
 	if (wr->sg_list == NULL)
-		return 0;            /* num_sge > 0 with no list: dpv_wr_check_basic says EINVAL */
+		return 0;            /* num_sge > 0 with no list: dpv__wr_check_basic says EINVAL */
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
 	return len;
 }
 
-int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+int dpv__wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
 		       uint64_t len)
 {
 	const struct opcode_rule *r = rule_of(lim, wr->opcode);
@@ -90,7 +90,7 @@ static unsigned int vlan_tags(const uint8_t *l2, uint32_t len)
 
 	if (l2 == NULL)
 		return 0;
-	dpv_hdr_parse(l2, len, &info);
+	dpv__hdr_parse(l2, len, &info);
 	return info.vlans;
 }
 
@@ -104,10 +104,10 @@ static int check_tso(const struct dpv_wr_limits *lim, const struct ibv_send_wr *
 	if (wr->tso.hdr == NULL || wr->tso.hdr_sz < ETH_HLEN || wr->tso.hdr_sz > lim->max_tso_header ||
 	    wr->tso.mss == 0 || len > lim->max_tso)
 		return -EINVAL;
-	return dpv_tso_hdr_check(wr->tso.hdr, wr->tso.hdr_sz, info);
+	return dpv__tso_hdr_check(wr->tso.hdr, wr->tso.hdr_sz, info);
 }
 
-int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+int dpv__wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
 		       uint64_t len, const uint8_t *l2, uint32_t l2_len,
 		       struct dpv_hdr_info *tso_info)
 {
@@ -126,7 +126,7 @@ int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr
 	return 0;
 }
 
-enum ibv_wc_opcode dpv_wr_wc_opcode(enum ibv_wr_opcode opcode)
+enum ibv_wc_opcode dpv__wr_wc_opcode(enum ibv_wr_opcode opcode)
 {
 	return (unsigned int)opcode < NB_OPCODES ? opcodes[opcode].wc_opcode : IBV_WC_SEND;
 }

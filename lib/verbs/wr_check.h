@@ -21,21 +21,21 @@ struct dpv_wr_limits {
 };
 
 /* Opcode, flags and gather-list checks (the rows before "SQ full"). @len is
- * dpv_wr_length(wr), valid only when the gather list is (num_sge within bounds). */
-int dpv_wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+ * dpv__wr_length(wr), valid only when the gather list is (num_sge within bounds). */
+int dpv__wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
 		       uint64_t len);
 
 /* Frame size, TSO header and atomic operand checks (the rows after "SQ full"). @l2 holds the
  * frame's first @l2_len bytes (to count VLAN tags), or NULL when they cannot be read. A TSO
  * WR's parsed header goes to @tso_info (may be NULL), so that nobody parses it again. */
-int dpv_wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
+int dpv__wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
 		       uint64_t len, const uint8_t *l2, uint32_t l2_len,
 		       struct dpv_hdr_info *tso_info);
 
 /* The completion opcode of a send opcode (IBV_WC_SEND, IBV_WC_TSO ...). */
-enum ibv_wc_opcode dpv_wr_wc_opcode(enum ibv_wr_opcode opcode);
+enum ibv_wc_opcode dpv__wr_wc_opcode(enum ibv_wr_opcode opcode);
 
 /* Bytes in the WR's gather list. */
-uint64_t dpv_wr_length(const struct ibv_send_wr *wr);
+uint64_t dpv__wr_length(const struct ibv_send_wr *wr);
 
 #endif

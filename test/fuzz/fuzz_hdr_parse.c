@@ -3,8 +3,8 @@
  * sees any read past its end. What must hold:
  * - the lengths found fit in the frame and agree with each other (an L3 needs an L2, an L4 an
  *   L3, at most two VLAN tags, each tag 4 bytes);
- * - dpv_tso_hdr_check accepts only exactly Ethernet[/VLAN]/IPv4-or-IPv6/TCP with nothing after;
- * - the segment headers dpv_tso_header makes from an accepted header parse to the same lengths,
+ * - dpv__tso_hdr_check accepts only exactly Ethernet[/VLAN]/IPv4-or-IPv6/TCP with nothing after;
+ * - the segment headers dpv__tso_header makes from an accepted header parse to the same lengths,
  *   and an IPv4 one carries a header checksum that verifies. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static void check_tso(const uint8_t *hdr, size_t len, const struct dpv_hdr_info 
 	uint8_t *h = malloc(len);
 	struct dpv_hdr_info again;
 	uint32_t mss = 1 + hdr[0] * 7, payload = (uint32_t)hdr[1] * 977;
-	uint32_t nseg = dpv_tso_segments(payload, mss);
+	uint32_t nseg = dpv__tso_segments(payload, mss);
 
 	CHECK(h != NULL);
 	CHECK(nseg >= 1 && (uint64_t)(nseg - 1) * mss < (payload ? payload : 1));
@@ -52,15 +52,15 @@ static void check_tso(const uint8_t *hdr, size_t len, const struct dpv_hdr_info 
 		uint32_t seg = payload - i * mss < mss ? payload - i * mss : mss;
 
 		memcpy(h, hdr, len);
-		dpv_tso_header(h, in, i, nseg, seg, mss);
+		dpv__tso_header(h, in, i, nseg, seg, mss);
 		memset(&again, 0, sizeof(again));
-		CHECK(dpv_tso_hdr_check(h, len, &again) == 0);
+		CHECK(dpv__tso_hdr_check(h, len, &again) == 0);
 		CHECK(again.l2_len == in->l2_len && again.l3_len == in->l3_len &&
 		      again.l4_len == in->l4_len && again.l3 == in->l3);
 		if (in->l3 == DPV_L3_IPV4) {
 			const uint8_t *ip = h + in->l2_len;
 
-			CHECK(dpv_ipv4_hdr_cksum(ip, in->l3_len) == (ip[10] << 8 | ip[11]));
+			CHECK(dpv__ipv4_hdr_cksum(ip, in->l3_len) == (ip[10] << 8 | ip[11]));
 			CHECK((uint32_t)(ip[2] << 8 | ip[3]) == in->l3_len + in->l4_len + seg);
 		}
 	}
@@ -75,10 +75,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(f != NULL);
 	memcpy(f, data, size);
 	memset(&info, 0, sizeof(info));
-	dpv_hdr_parse(f, size, &info);
+	dpv__hdr_parse(f, size, &info);
 	check_info(&info, size);
 	memset(&tso, 0, sizeof(tso));
-	if (dpv_tso_hdr_check(f, size, &tso) == 0) {
+	if (dpv__tso_hdr_check(f, size, &tso) == 0) {
 		check_info(&tso, size);
 		CHECK((size_t)tso.l2_len + tso.l3_len + tso.l4_len == size);
 		CHECK(tso.l4_proto == 6 && tso.l4_len >= 20 && !tso.fragment);
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_tso(f, size, &tso);
 	}
 	if (info.l3 == DPV_L3_IPV4)
-		(void)dpv_ipv4_hdr_cksum(f + info.l2_len, info.l3_len);
+		(void)dpv__ipv4_hdr_cksum(f + info.l2_len, info.l3_len);
 	free(f);
 	return 0;
 }

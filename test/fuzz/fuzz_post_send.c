@@ -365,7 +365,7 @@ static uint64_t reap(struct ibv_send_wr **posted, int n)
 			continue;
 		}
 		frames += posted[i]->opcode == IBV_WR_TSO ?
-			  dpv_tso_segments(tso_payload(posted[i]), posted[i]->tso.mss) : 1;
+			  dpv__tso_segments(tso_payload(posted[i]), posted[i]->tso.mss) : 1;
 	}
 	return frames;
 }
@@ -384,7 +384,7 @@ static void scan_frame(const uint8_t *f, size_t len)
 	size_t l3 = 0, l4;
 
 	memset(computed, 0, len);
-	dpv_hdr_parse(f, len, &info);
+	dpv__hdr_parse(f, len, &info);
 	l3 = info.l2_len;
 	l4 = l3 + info.l3_len;
 	if (info.l3 == DPV_L3_IPV4) {

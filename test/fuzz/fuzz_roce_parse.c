@@ -30,7 +30,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void check_accepted(const struct dpv_roce_frame *fr, size_t len)
 {
-	const struct dpv_roce_opinfo *op = dpv_roce_opinfo(fr->h.bth.opcode);
+	const struct dpv_roce_opinfo *op = dpv__roce_opinfo(fr->h.bth.opcode);
 
 	CHECK(op->name != NULL && fr->h.bth.tver == 0 && (fr->h.bth.pkey & 0x7FFF) == 0x7FFF);
 	CHECK(fr->bth_off == fr->l2_len + fr->l3_len + 8 && fr->vlans <= 2);
@@ -57,9 +57,9 @@ static void check_rebuilt(const uint8_t *f, const struct dpv_roce_frame *fr)
 	memcpy(p.smac, fr->smac, 6);
 	memcpy(p.sgid, fr->sgid, 16);
 	memcpy(p.dgid, fr->dgid, 16);
-	n = dpv_roce_frame_build(g, cap, &p, &fr->h, f + fr->payload_off, fr->payload_len);
+	n = dpv__roce_frame_build(g, cap, &p, &fr->h, f + fr->payload_off, fr->payload_len);
 	CHECK(n > 0);
-	CHECK(dpv_roce_frame_parse(g, (size_t)n, &again) == 0);
+	CHECK(dpv__roce_frame_parse(g, (size_t)n, &again) == 0);
 	CHECK(again.payload_len == fr->payload_len &&
 	      memcmp(g + again.payload_off, f + fr->payload_off, fr->payload_len) == 0);
 	CHECK(again.h.bth.opcode == fr->h.bth.opcode && again.h.bth.dqpn == fr->h.bth.dqpn &&
@@ -75,7 +75,7 @@ static void check_rebuilt(const uint8_t *f, const struct dpv_roce_frame *fr)
 static void fix_icrc(uint8_t *f, const struct dpv_roce_frame *fr)
 {
 	size_t at = (size_t)fr->payload_off + fr->payload_len + fr->h.bth.pad;
-	uint32_t icrc = dpv_roce_icrc(f + fr->l2_len, fr->ipv6, at - fr->l2_len);
+	uint32_t icrc = dpv__roce_icrc(f + fr->l2_len, fr->ipv6, at - fr->l2_len);
 
 	for (int i = 0; i < 4; i++, icrc >>= 8)
 		f[at + i] = (uint8_t)icrc;
@@ -91,19 +91,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	CHECK(f != NULL);
 	memcpy(f, data, size);
-	rc = dpv_roce_frame_parse(f, size, &fr);
+	rc = dpv__roce_frame_parse(f, size, &fr);
 	CHECK(rc == 0 || rc == -ENOMSG || rc == -EBADMSG || rc == -EILSEQ || rc == -EPROTO ||
 	      rc == -EPROTONOSUPPORT || rc == -EACCES);
 	if (rc == -EILSEQ) {
 		fix_icrc(f, &fr);
-		rc = dpv_roce_frame_parse(f, size, &fr);
+		rc = dpv__roce_frame_parse(f, size, &fr);
 		CHECK(rc == 0);
 	}
 	if (rc == 0) {
 		check_accepted(&fr, size);
 		check_rebuilt(f, &fr);
 	}
-	if (dpv_roce_hdrs_decode(f, size, &h, &hl, &pay) == 0)
+	if (dpv__roce_hdrs_decode(f, size, &h, &hl, &pay) == 0)
 		CHECK((size_t)hl + pay + h.bth.pad + 4 == size);
 	free(f);
 	return 0;

@@ -15,7 +15,7 @@ static int parse_text(const char *text, struct dpv_config *cfg)
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
 		return -1;
 	close(fd);
-	rc = dpv_config_parse(path, cfg);
+	rc = dpv__config_parse(path, cfg);
 	unlink(path);
 	return rc;
 }
@@ -24,14 +24,14 @@ int main(int argc, char **argv)
 {
 	struct dpv_config shipped, builtin, c;
 
-	dpv_config_defaults(&builtin);
+	dpv__config_defaults(&builtin);
 	memset(&shipped, 0xff, sizeof(shipped));
 	CHECK(argc == 2, "usage: test_config <config/dpverbs.conf>");
-	CHECK_EQ(dpv_config_parse(argv[1], &shipped), 0);
+	CHECK_EQ(dpv__config_parse(argv[1], &shipped), 0);
 	CHECK(memcmp(&shipped, &builtin, sizeof(shipped)) == 0,
 	      "config/dpverbs.conf and the built-in defaults differ");
 
-	dpv_config_defaults(&c);
+	dpv__config_defaults(&c);
 	CHECK_EQ(parse_text("# comment\n\n  tx_desc = 512  # trailing\nmbuf_cache=0\n", &c), 0);
 	CHECK_EQ(c.tx_desc, 512);
 	CHECK_EQ(c.mbuf_cache, 0);
@@ -40,6 +40,6 @@ int main(int argc, char **argv)
 	CHECK_EQ(parse_text("tx_desc = lots\n", &c), -EINVAL);
 	CHECK_EQ(parse_text("tx_desc = 4\n", &c), -EINVAL);         /* below the minimum */
 	CHECK_EQ(parse_text("tx_desc 512\n", &c), -EINVAL);
-	CHECK_EQ(dpv_config_parse("/nonexistent/dpverbs.conf", &c), -ENOENT);
+	CHECK_EQ(dpv__config_parse("/nonexistent/dpverbs.conf", &c), -ENOENT);
 	return test_done("config");
 }

@@ -48,18 +48,18 @@ int main(void)
 	n = eth(f, 0, 0x0800);
 	n += ipv4(f + n, 0, IPPROTO_UDP, 0);
 	n += 8;
-	dpv_hdr_parse(f, n, &i);
+	dpv__hdr_parse(f, n, &i);
 	CHECK(i.l2_len == 14 && i.l3 == DPV_L3_IPV4 && i.l3_len == 20 && i.l4_proto == IPPROTO_UDP &&
 	      i.l4_len == 8 && i.vlans == 0 && !i.fragment);
 
 	n = eth(f, 2, 0x0800);
 	n += ipv4(f + n, 2, IPPROTO_TCP, 0);
 	n += tcp(f + n, 3);
-	dpv_hdr_parse(f, n, &i);
+	dpv__hdr_parse(f, n, &i);
 	CHECK(i.vlans == 2 && i.l2_len == 22 && i.l3_len == 28 && i.l4_len == 32, "QinQ/options");
-	CHECK_EQ(dpv_tso_hdr_check(f, n, &i), 0);
-	CHECK_EQ(dpv_tso_hdr_check(f, n + 1, &i), -EINVAL);         /* a byte after TCP */
-	CHECK_EQ(dpv_tso_hdr_check(f, n - 1, &i), -EINVAL);         /* TCP options cut */
+	CHECK_EQ(dpv__tso_hdr_check(f, n, &i), 0);
+	CHECK_EQ(dpv__tso_hdr_check(f, n + 1, &i), -EINVAL);         /* a byte after TCP */
+	CHECK_EQ(dpv__tso_hdr_check(f, n - 1, &i), -EINVAL);         /* TCP options cut */
 
 	n = eth(f, 1, 0x86dd);
 	memset(f + n, 0, 40);
@@ -72,30 +72,30 @@ int main(void)
 	f[n + 49] = 1;                      /* 16 bytes */
 	n += 64;
 	n += tcp(f + n, 0);
-	dpv_hdr_parse(f, n, &i);
+	dpv__hdr_parse(f, n, &i);
 	CHECK(i.l3 == DPV_L3_IPV6 && i.l2_len == 18 && i.l3_len == 64 && i.l4_proto == IPPROTO_TCP &&
 	      i.l4_len == 20, "IPv6 ext: l3 %u l4 %u", i.l3_len, i.l4_len);
-	CHECK_EQ(dpv_tso_hdr_check(f, n, &i), 0);
+	CHECK_EQ(dpv__tso_hdr_check(f, n, &i), 0);
 
 	n = eth(f, 0, 0x0800);
 	n += ipv4(f + n, 0, IPPROTO_TCP, 0x2000);   /* MF: a fragment */
 	n += tcp(f + n, 0);
-	dpv_hdr_parse(f, n, &i);
+	dpv__hdr_parse(f, n, &i);
 	CHECK(i.fragment && i.l4_len == 0);
-	CHECK_EQ(dpv_tso_hdr_check(f, n, &i), -EINVAL);
+	CHECK_EQ(dpv__tso_hdr_check(f, n, &i), -EINVAL);
 
 	n = eth(f, 0, 0x0806);              /* ARP: no L3 */
-	dpv_hdr_parse(f, 42, &i);
+	dpv__hdr_parse(f, 42, &i);
 	CHECK(i.l2_len == 14 && i.l3 == DPV_L3_NONE && i.ethertype == 0x0806);
-	CHECK_EQ(dpv_tso_hdr_check(f, 42, &i), -EINVAL);
-	dpv_hdr_parse(f, 10, &i);           /* shorter than Ethernet */
+	CHECK_EQ(dpv__tso_hdr_check(f, 42, &i), -EINVAL);
+	dpv__hdr_parse(f, 10, &i);           /* shorter than Ethernet */
 	CHECK(i.l2_len == 0 && i.l3 == DPV_L3_NONE);
 	n = eth(f, 0, 0x0800);
 	n += ipv4(f + n, 0, IPPROTO_UDP, 0);
-	dpv_hdr_parse(f, n, &i);            /* UDP header missing */
+	dpv__hdr_parse(f, n, &i);            /* UDP header missing */
 	CHECK(i.l3 == DPV_L3_IPV4 && i.l4_len == 0);
 	n = eth(f, 0, 0x0800);
 	n += ipv4(f + n, 0, IPPROTO_UDP, 0);
-	CHECK_EQ(dpv_tso_hdr_check(f, n + 8, &i), -EINVAL);        /* UDP is not TSO */
+	CHECK_EQ(dpv__tso_hdr_check(f, n + 8, &i), -EINVAL);        /* UDP is not TSO */
 	return test_done("hdr_parse");
 }

@@ -39,13 +39,13 @@ static void test_crc(void)
 {
 	uint8_t buf[300];
 
-	CHECK_EQ(~dpv_crc32_update(~0u, "123456789", 9), 0xCBF43926);	/* the CRC-32 check */
-	CHECK_EQ(dpv_crc32_update(~0u, "\xff\xff\xff\xff\xff\xff\xff\xff", 8), 0xdebb20e3);
+	CHECK_EQ(~dpv__crc32_update(~0u, "123456789", 9), 0xCBF43926);	/* the CRC-32 check */
+	CHECK_EQ(dpv__crc32_update(~0u, "\xff\xff\xff\xff\xff\xff\xff\xff", 8), 0xdebb20e3);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)rnd();
 	for (size_t off = 0; off < 8; off++)
 		for (size_t n = 0; n + off <= sizeof(buf); n += 1 + n / 8)
-			CHECK_EQ(dpv_crc32_update(0x12345678, buf + off, n),
+			CHECK_EQ(dpv__crc32_update(0x12345678, buf + off, n),
 				 crc_bitwise(0x12345678, buf + off, n));
 }
 
@@ -59,12 +59,12 @@ static void measure_crc(void)
 
 	t = test_now();
 	for (int i = 0; i < n; i++)
-		crc ^= dpv_crc32_update(~0u, big, sizeof(big));
+		crc ^= dpv__crc32_update(~0u, big, sizeof(big));
 	t = test_now() - t;
 	printf("crc32 slice-by-8: %.2f GB/s on 4 KiB", n * sizeof(big) / t / 1e9);
 	t = test_now();
 	for (int i = 0; i < n * 64; i++)
-		crc ^= dpv_crc32_update(crc, big, 64);
+		crc ^= dpv__crc32_update(crc, big, 64);
 	t = test_now() - t;
 	printf(", %.1f ns per 64 B (%08x)\n", t / (n * 64) * 1e9, crc);
 }
@@ -111,16 +111,16 @@ static void random_path(struct dpv_roce_path *p, bool v6, bool vlan)
 	p->vlan = vlan;
 	p->vlan_tci = vlan ? 0x2005 : 0;
 	if (v6) {
-		dpv_roce_gid_from_mac(p->sgid, smac);
+		dpv__roce_gid_from_mac(p->sgid, smac);
 		inet_pton(AF_INET6, "2001:db8::2", p->dgid);
 	} else {
-		dpv_roce_gid_from_ipv4(p->sgid, htonl(0xC0A80101));
-		dpv_roce_gid_from_ipv4(p->dgid, htonl(0xC0A80102));
+		dpv__roce_gid_from_ipv4(p->sgid, htonl(0xC0A80101));
+		dpv__roce_gid_from_ipv4(p->dgid, htonl(0xC0A80102));
 	}
 	p->traffic_class = (uint8_t)rnd();
 	p->flow_label = v6 ? rnd() & 0xFFFFF : 0;
 	p->hop_limit = (uint8_t)(1 + rnd() % 255);
-	p->sport = dpv_roce_udp_sport(0, rnd() & 0xFFFFFF, rnd() & 0xFFFFFF);
+	p->sport = dpv__roce_udp_sport(0, rnd() & 0xFFFFFF, rnd() & 0xFFFFFF);
 	p->ip_id = (uint16_t)rnd();
 }
 
@@ -164,14 +164,14 @@ static void parse_lengths(const uint8_t *f, int n)
 		uint8_t *c = malloc(len ? len : 1);
 
 		memcpy(c, f, len);
-		CHECK(dpv_roce_frame_parse(c, len, &fr) == -EBADMSG, "truncated to %d of %d", len, n);
+		CHECK(dpv__roce_frame_parse(c, len, &fr) == -EBADMSG, "truncated to %d of %d", len, n);
 		free(c);
 	}
 	uint8_t *c = malloc(n + 7);
 
 	memcpy(c, f, n);
 	memset(c + n, 0xA5, 7);
-	CHECK_EQ(dpv_roce_frame_parse(c, n + 7, &fr), 0);
+	CHECK_EQ(dpv__roce_frame_parse(c, n + 7, &fr), 0);
 	free(c);
 }
 
@@ -212,7 +212,7 @@ static int frames_built;
 static void one_frame(uint8_t opcode, bool v6, bool vlan)
 {
 	static uint8_t payload[2048], f[2200];
-	const struct dpv_roce_opinfo *op = dpv_roce_opinfo(opcode);
+	const struct dpv_roce_opinfo *op = dpv__roce_opinfo(opcode);
 	uint32_t len = op->flags & DPV_ROCE_F_PAYLOAD ? (uint32_t)(rnd() % 1100) : 0;
 	struct dpv_roce_path p;
 	struct dpv_roce_hdrs h;
@@ -223,13 +223,13 @@ static void one_frame(uint8_t opcode, bool v6, bool vlan)
 		payload[i] = (uint8_t)(i * 7 + opcode);
 	random_hdrs(&h, opcode);
 	random_path(&p, v6, vlan);
-	n = dpv_roce_frame_build(f, sizeof(f), &p, &h, payload, len);
-	CHECK(n == dpv_roce_frame_hdr_len(&p, opcode) + (int)(len + (-len & 3)) + 4,
+	n = dpv__roce_frame_build(f, sizeof(f), &p, &h, payload, len);
+	CHECK(n == dpv__roce_frame_hdr_len(&p, opcode) + (int)(len + (-len & 3)) + 4,
 	      "frame of opcode 0x%02x: %d", opcode, n);
 	if (n < 0)
 		return;
 	frames_built++;
-	CHECK_EQ(dpv_roce_frame_parse(f, n, &fr), 0);
+	CHECK_EQ(dpv__roce_frame_parse(f, n, &fr), 0);
 	hdrs_same(&h, &fr.h, op->flags);
 	path_same(&p, &fr);
 	CHECK(fr.payload_len == len && !memcmp(f + fr.payload_off, payload, len) &&
@@ -245,7 +245,7 @@ static void test_every_opcode(void)
 	int known = 0;
 
 	for (int op = 0; op < 256; op++) {
-		if (dpv_roce_opinfo((uint8_t)op)->name == NULL)
+		if (dpv__roce_opinfo((uint8_t)op)->name == NULL)
 			continue;
 		known++;
 		one_frame((uint8_t)op, false, op % 5 == 0);
@@ -272,7 +272,7 @@ static void base_frame(struct bad *b, bool v6, uint8_t opcode, uint32_t len)
 
 	random_hdrs(&h, opcode);
 	random_path(&p, v6, false);
-	b->n = dpv_roce_frame_build(b->f, sizeof(b->f), &p, &h, payload, len);
+	b->n = dpv__roce_frame_build(b->f, sizeof(b->f), &p, &h, payload, len);
 	b->v6 = v6;
 	b->l2 = 14;
 	b->l3 = 14 + (v6 ? 40 : 20) + 8;
@@ -292,9 +292,9 @@ static void refresh(struct bad *b)
 
 	if (!b->v6) {
 		put16(b->f + b->l2 + 10, 0);
-		put16(b->f + b->l2 + 10, dpv_ipv4_hdr_cksum(b->f + b->l2, 20));
+		put16(b->f + b->l2 + 10, dpv__ipv4_hdr_cksum(b->f + b->l2, 20));
 	}
-	icrc = dpv_roce_icrc(b->f + b->l2, b->v6, b->n - 4 - b->l2);
+	icrc = dpv__roce_icrc(b->f + b->l2, b->v6, b->n - 4 - b->l2);
 	memcpy(b->f + b->n - 4, &icrc, 4);	/* little-endian host */
 }
 
@@ -305,7 +305,7 @@ static int parse(struct bad *b)
 	int rc;
 
 	memcpy(c, b->f, b->n);
-	rc = dpv_roce_frame_parse(c, b->n, &fr);
+	rc = dpv__roce_frame_parse(c, b->n, &fr);
 	free(c);
 	return rc;
 }
@@ -397,9 +397,9 @@ static void test_bad_frames(bool v6)
 	if (v6) {
 		EXPECT(v6, SEND, 10, b.f[b.l2 + 6] = 0, -ENOMSG);	/* hop-by-hop options */
 		/* IPv4-mapped addresses in an IPv6 header (found by fuzz_roce_parse) */
-		EXPECT(v6, SEND, 10, (dpv_roce_gid_from_ipv4(b.f + b.l2 + 24, 0x02000000),
+		EXPECT(v6, SEND, 10, (dpv__roce_gid_from_ipv4(b.f + b.l2 + 24, 0x02000000),
 				      refresh(&b)), -EBADMSG);
-		EXPECT(v6, SEND, 10, (dpv_roce_gid_from_ipv4(b.f + b.l2 + 8, 0x02000000),
+		EXPECT(v6, SEND, 10, (dpv__roce_gid_from_ipv4(b.f + b.l2 + 8, 0x02000000),
 				      refresh(&b)), -EBADMSG);
 	} else {
 		EXPECT(v6, SEND, 10, b.f[b.l2 + 10] ^= 1, -EBADMSG);	/* IPv4 header checksum */
@@ -419,16 +419,16 @@ static void test_hdrs_decode(void)
 	int n;
 
 	random_hdrs(&h, DPV_ROCE_XRC | DPV_ROCE_CMP_SWAP);
-	n = dpv_roce_hdrs_encode(buf, sizeof(buf), &h, 0);
+	n = dpv__roce_hdrs_encode(buf, sizeof(buf), &h, 0);
 	CHECK_EQ(n, 12 + 4 + 28);
-	CHECK_EQ(dpv_roce_hdrs_encode(buf, n - 1, &h, 0), -ENOSPC);
-	CHECK_EQ(dpv_roce_hdrs_encode(buf, sizeof(buf), &h, 4), -EINVAL);	/* no payload */
+	CHECK_EQ(dpv__roce_hdrs_encode(buf, n - 1, &h, 0), -ENOSPC);
+	CHECK_EQ(dpv__roce_hdrs_encode(buf, sizeof(buf), &h, 4), -EINVAL);	/* no payload */
 	h.bth.opcode = 0x40;
-	CHECK_EQ(dpv_roce_hdrs_encode(buf, sizeof(buf), &h, 0), -EINVAL);
+	CHECK_EQ(dpv__roce_hdrs_encode(buf, sizeof(buf), &h, 0), -EINVAL);
 	memset(buf + n, 0, 4);
 	for (int len = 0; len < n + 4; len++)
-		CHECK_EQ(dpv_roce_hdrs_decode(buf, len, &d, &hl, &pay), -EBADMSG);
-	CHECK_EQ(dpv_roce_hdrs_decode(buf, n + 4, &d, &hl, &pay), 0);
+		CHECK_EQ(dpv__roce_hdrs_decode(buf, len, &d, &hl, &pay), -EBADMSG);
+	CHECK_EQ(dpv__roce_hdrs_decode(buf, n + 4, &d, &hl, &pay), 0);
 	CHECK(hl == (uint32_t)n && pay == 0);
 }
 
@@ -439,19 +439,19 @@ static void test_gids(void)
 	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 	uint8_t gid[16], want[16], addr[16], back[6];
 
-	dpv_roce_gid_from_mac(gid, mac);
+	dpv__roce_gid_from_mac(gid, mac);
 	inet_pton(AF_INET6, "fe80::5054:ff:fe12:3456", want);
 	CHECK(memcmp(gid, want, 16) == 0, "link-local GID of 52:54:00:12:34:56");
-	CHECK(dpv_roce_gid_to_mac(gid, back) == 0 && memcmp(back, mac, 6) == 0);
-	CHECK_EQ(dpv_roce_gid_to_ip(gid, addr), AF_INET6);
+	CHECK(dpv__roce_gid_to_mac(gid, back) == 0 && memcmp(back, mac, 6) == 0);
+	CHECK_EQ(dpv__roce_gid_to_ip(gid, addr), AF_INET6);
 	inet_pton(AF_INET6, "2001:db8::5054:ff:fe12:3456", want);
-	CHECK_EQ(dpv_roce_gid_to_mac(want, back), -EINVAL);	/* global: resolved by ND */
-	dpv_roce_gid_from_ipv4(gid, htonl(0xC0A80102));
+	CHECK_EQ(dpv__roce_gid_to_mac(want, back), -EINVAL);	/* global: resolved by ND */
+	dpv__roce_gid_from_ipv4(gid, htonl(0xC0A80102));
 	inet_pton(AF_INET6, "::ffff:192.168.1.2", want);
 	CHECK(memcmp(gid, want, 16) == 0, "IPv4-mapped GID");
-	CHECK_EQ(dpv_roce_gid_to_ip(gid, addr), AF_INET);
+	CHECK_EQ(dpv__roce_gid_to_ip(gid, addr), AF_INET);
 	CHECK(memcmp(addr, "\xc0\xa8\x01\x02", 4) == 0);
-	CHECK_EQ(dpv_roce_gid_to_mac(gid, back), -EINVAL);
+	CHECK_EQ(dpv__roce_gid_to_mac(gid, back), -EINVAL);
 }
 
 static void test_mtu_and_ports(void)
@@ -462,20 +462,20 @@ static void test_mtu_and_ports(void)
 	static const int ib[] = { 0, 0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4, 5, 5 };
 
 	for (size_t i = 0; i < sizeof(mtu) / sizeof(mtu[0]); i++)
-		CHECK(dpv_roce_active_mtu(mtu[i]) == ib[i], "MTU %u", mtu[i]);
-	CHECK(dpv_roce_mtu_bytes(1) == 256 && dpv_roce_mtu_bytes(5) == 4096 &&
-	      dpv_roce_mtu_bytes(0) == 0 && dpv_roce_mtu_bytes(6) == 0);
+		CHECK(dpv__roce_active_mtu(mtu[i]) == ib[i], "MTU %u", mtu[i]);
+	CHECK(dpv__roce_mtu_bytes(1) == 256 && dpv__roce_mtu_bytes(5) == 4096 &&
+	      dpv__roce_mtu_bytes(0) == 0 && dpv__roce_mtu_bytes(6) == 0);
 	/* values of the kernel's formulas, computed apart (python) */
-	CHECK_EQ(dpv_roce_udp_sport(0, 0x11, 0x12), 0xC132);
-	CHECK_EQ(dpv_roce_udp_sport(0, 0x123456, 0xABCDEF), 0xC3C8);
-	CHECK_EQ(dpv_roce_udp_sport(0x12345, 1, 2), 0xE341);
-	CHECK_EQ(dpv_roce_udp_sport_qpn(17), 0xDF94);
-	CHECK_EQ(dpv_roce_udp_sport_qpn(0x123456), 0xC168);
+	CHECK_EQ(dpv__roce_udp_sport(0, 0x11, 0x12), 0xC132);
+	CHECK_EQ(dpv__roce_udp_sport(0, 0x123456, 0xABCDEF), 0xC3C8);
+	CHECK_EQ(dpv__roce_udp_sport(0x12345, 1, 2), 0xE341);
+	CHECK_EQ(dpv__roce_udp_sport_qpn(17), 0xDF94);
+	CHECK_EQ(dpv__roce_udp_sport_qpn(0x123456), 0xC168);
 	for (int i = 0; i < 1000; i++) {
 		uint32_t a = rnd() & 0xFFFFFF, b = rnd() & 0xFFFFFF;
 
-		CHECK(dpv_roce_udp_sport(0, a, b) == dpv_roce_udp_sport(0, b, a) &&
-		      dpv_roce_udp_sport(0, a, b) >= 0xC000 && dpv_roce_udp_sport_qpn(a) >= 0xC000);
+		CHECK(dpv__roce_udp_sport(0, a, b) == dpv__roce_udp_sport(0, b, a) &&
+		      dpv__roce_udp_sport(0, a, b) >= 0xC000 && dpv__roce_udp_sport_qpn(a) >= 0xC000);
 	}
 }
 

@@ -46,7 +46,7 @@ static void check_opcodes(void)
 			struct ibv_send_wr wr = { .opcode = man_table[r].op, .sg_list = &sge,
 						  .num_sge = 1 };
 
-			CHECK_EQ(dpv_wr_check_basic(&l, &wr, dpv_wr_length(&wr)), man_table[r].ok[t] ? 0 : -EINVAL);
+			CHECK_EQ(dpv__wr_check_basic(&l, &wr, dpv__wr_length(&wr)), man_table[r].ok[t] ? 0 : -EINVAL);
 		}
 }
 
@@ -59,7 +59,7 @@ static int basic(int t, enum ibv_wr_opcode op, unsigned int flags, int num_sge, 
 
 	for (int i = 0; i < 8; i++)
 		sge[i] = (struct ibv_sge){ (uintptr_t)data, len, 1 };
-	return dpv_wr_check_basic(&l, &wr, num_sge >= 0 && num_sge <= 8 ? dpv_wr_length(&wr) : 0);
+	return dpv__wr_check_basic(&l, &wr, num_sge >= 0 && num_sge <= 8 ? dpv__wr_length(&wr) : 0);
 }
 
 static void check_flags(void)
@@ -108,7 +108,7 @@ static int shape(int t, struct ibv_send_wr *wr, int vlans)
 		l2[13 + 4 * i] = 0x00;
 	}
 	l2[12 + 4 * vlans] = 0x08;
-	return dpv_wr_check_shape(&l, wr, dpv_wr_length(wr), l2, sizeof(l2), NULL);
+	return dpv__wr_check_shape(&l, wr, dpv__wr_length(wr), l2, sizeof(l2), NULL);
 }
 
 static void check_frame_size(void)
@@ -162,7 +162,7 @@ static void check_tso(void)
 		struct dpv_wr_limits l = lim(RAW);
 
 		l.max_tso_header = 40;
-		CHECK_EQ(dpv_wr_check_shape(&l, &wr, dpv_wr_length(&wr), NULL, 0, NULL), -EINVAL);
+		CHECK_EQ(dpv__wr_check_shape(&l, &wr, dpv__wr_length(&wr), NULL, 0, NULL), -EINVAL);
 	}
 }
 
@@ -191,8 +191,8 @@ int main(void)
 	check_frame_size();
 	check_tso();
 	check_atomics();
-	CHECK_EQ(dpv_wr_wc_opcode(IBV_WR_TSO), IBV_WC_TSO);
-	CHECK_EQ(dpv_wr_wc_opcode(IBV_WR_SEND), IBV_WC_SEND);
-	CHECK_EQ(dpv_wr_wc_opcode(IBV_WR_RDMA_READ), IBV_WC_RDMA_READ);
+	CHECK_EQ(dpv__wr_wc_opcode(IBV_WR_TSO), IBV_WC_TSO);
+	CHECK_EQ(dpv__wr_wc_opcode(IBV_WR_SEND), IBV_WC_SEND);
+	CHECK_EQ(dpv__wr_wc_opcode(IBV_WR_RDMA_READ), IBV_WC_RDMA_READ);
 	return test_done("wr_check");
 }

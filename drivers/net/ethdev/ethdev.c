@@ -151,7 +151,7 @@ static void link_watch(void *arg)
 	    (l.link_status == RTE_ETH_LINK_UP) != was_up) {
 		__atomic_store_n(&p->link_up, !was_up, __ATOMIC_RELEASE);
 		PMD_LOG(NOTICE, "port %s: link %s", p->name, was_up ? "down" : "up");
-		dpv_port_link_event(p, !was_up);
+		dpv__port_link_event(p, !was_up);
 	}
 	__atomic_fetch_add(&p->link_polls, 1, __ATOMIC_RELEASE);
 	rte_eal_alarm_set(LINK_POLL_US, link_watch, p);
@@ -176,10 +176,10 @@ static void link_watch_stop(struct dpv_port *p)
 
 static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *info)
 {
-	const struct dpv_config *cfg = dpv_config();
+	const struct dpv_config *cfg = dpv__config();
 	struct rte_eth_conf conf = { 0 };
 	int socket = rte_eth_dev_socket_id(p->port_id);
-	struct rte_mempool *mp = dpv_pool_get(socket), *ext_mp = dpv_pool_ext_get(socket);
+	struct rte_mempool *mp = dpv__pool_get(socket), *ext_mp = dpv__pool_ext_get(socket);
 	int rc;
 
 	if (mp == NULL || ext_mp == NULL)
@@ -196,7 +196,7 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL);
 		p->txq[q] = (struct dpv_txq){ .port_id = p->port_id, .qid = q };
-		dpv_spinlock_init(&p->txq[q].lock);
+		dpv__spinlock_init(&p->txq[q].lock);
 	}
 	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
 		rc = rte_eth_rx_queue_setup(p->port_id, q, clamp_desc(cfg->rx_desc, &info->rx_desc_lim),
@@ -261,7 +261,7 @@ static int eth_port_start(struct dpv_port *p)
 
 	if (p->started)
 		return 0;
-	dpv_spinlock_init(&p->txq_lock);
+	dpv__spinlock_init(&p->txq_lock);
 	rc = rte_eth_dev_info_get(p->port_id, &info);
 	if (rc == 0)
 		rc = port_configure(p, &info);
@@ -335,12 +335,12 @@ static int eth_txq_attach(struct dpv_port *p, struct dpv_txq **txq)
 
 	if (p->nb_txq == 0)
 		return -ENODEV;
-	dpv_spinlock_lock(&p->txq_lock);
+	dpv__spinlock_lock(&p->txq_lock);
 	for (uint16_t q = 0; q < p->nb_txq; q++)
 		if (best == NULL || p->txq[q].users < best->users)
 			best = &p->txq[q];
 	__atomic_fetch_add(&best->users, 1, __ATOMIC_RELEASE);
-	dpv_spinlock_unlock(&p->txq_lock);
+	dpv__spinlock_unlock(&p->txq_lock);
 	*txq = best;
 	return 0;
 }
@@ -409,10 +409,10 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.port_queues = eth_port_queues,
 	.txq_attach = eth_txq_attach,
 	.txq_detach = eth_txq_detach,
-	.tx_burst = dpv_eth_tx_burst,
-	.tx_prepare = dpv_eth_tx_prepare,
-	.tx_reap = dpv_eth_tx_reap,
-	.rx_burst = dpv_eth_rx_burst,
+	.tx_burst = dpv__eth_tx_burst,
+	.tx_prepare = dpv__eth_tx_prepare,
+	.tx_reap = dpv__eth_tx_reap,
+	.rx_burst = dpv__eth_rx_burst,
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
 	.port_xstats = eth_port_xstats,

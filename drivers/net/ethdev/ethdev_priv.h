@@ -51,9 +51,9 @@ struct dpv_port {
 };
 
 /* Bursts (ethdev_rxtx.c). */
-uint16_t dpv_eth_tx_burst(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
-uint16_t dpv_eth_tx_prepare(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
-void dpv_eth_tx_reap(struct dpv_txq *txq);
-uint16_t dpv_eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n);
+uint16_t dpv__eth_tx_burst(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
+uint16_t dpv__eth_tx_prepare(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
+void dpv__eth_tx_reap(struct dpv_txq *txq);
+uint16_t dpv__eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n);
 
 #endif

@@ -6,29 +6,29 @@
 
 #include "ethdev_priv.h"
 
-uint16_t dpv_eth_tx_burst(struct dpv_txq *q, struct rte_mbuf **pkts, uint16_t n)
+uint16_t dpv__eth_tx_burst(struct dpv_txq *q, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent;
 
-	dpv_spinlock_lock(&q->lock);
+	dpv__spinlock_lock(&q->lock);
 	sent = rte_eth_tx_burst(q->port_id, q->qid, pkts, n);
-	dpv_spinlock_unlock(&q->lock);
+	dpv__spinlock_unlock(&q->lock);
 	return sent;
 }
 
-uint16_t dpv_eth_tx_prepare(struct dpv_txq *q, struct rte_mbuf **pkts, uint16_t n)
+uint16_t dpv__eth_tx_prepare(struct dpv_txq *q, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rte_eth_tx_prepare(q->port_id, q->qid, pkts, n);
 }
 
-void dpv_eth_tx_reap(struct dpv_txq *q)
+void dpv__eth_tx_reap(struct dpv_txq *q)
 {
-	dpv_spinlock_lock(&q->lock);
+	dpv__spinlock_lock(&q->lock);
 	rte_eth_tx_done_cleanup(q->port_id, q->qid, 0);
-	dpv_spinlock_unlock(&q->lock);
+	dpv__spinlock_unlock(&q->lock);
 }
 
-uint16_t dpv_eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n)
+uint16_t dpv__eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t got = 0;
 
