@@ -22,7 +22,7 @@
 #include <rte_mempool.h>
 
 #include "dpv_engine.h"
-#include "dpverbs.h"
+#include "dpverbs_offload.h"
 #include "tx_priv.h"
 
 #define HW_CSUM_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "dpverbs_offload.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,22 +32,6 @@ extern "C" {
  * program. After a failure dpv_init() may be called again with other arguments.
  */
 int dpv_init(int argc, char **argv);
-
-/** Offloads a port can do; dpverbs backs each of them in software where the port cannot. */
-enum dpv_offload {
-	DPV_OFFLOAD_IPV4_CKSUM = 1 << 0,
-	DPV_OFFLOAD_TCP_CKSUM  = 1 << 1,
-	DPV_OFFLOAD_UDP_CKSUM  = 1 << 2,
-	DPV_OFFLOAD_TCP_TSO    = 1 << 3,
-};
-
-/** Where a port's offloads (IP_CSUM, TSO) run. */
-enum dpv_offload_policy {
-	DPV_OFFLOAD_POLICY_AUTO = 0,     /* the port where it produces the contract's frames, else software */
-	DPV_OFFLOAD_POLICY_SOFTWARE = 1, /* always software (for comparison) */
-	DPV_OFFLOAD_POLICY_HARDWARE = 2, /* never software: IP_CSUM/TSO the port cannot do fail
-					  * with EINVAL, as on mlx5 without the offload */
-};
 
 /** What a verbs device stands on: its DPDK port and how it transmits. */
 struct dpv_port_info {
