@@ -212,6 +212,7 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	else
 		TAILQ_INSERT_TAIL(&dev->flows, f, next);
 	qp->nb_flows++;
+	dpv__device_rx_users(dev, 1);
 	pthread_rwlock_unlock(&dev->flows_lock);
 	return &f->ibflow;
 }
@@ -227,6 +228,7 @@ int dpv__destroy_flow(struct ibv_flow *ibflow)
 	pthread_rwlock_wrlock(&dev->flows_lock);
 	TAILQ_REMOVE(&dev->flows, f, next);
 	f->qp->nb_flows--;
+	dpv__device_rx_users(dev, -1);
 	pthread_rwlock_unlock(&dev->flows_lock);
 	free(f);
 	return 0;
@@ -370,8 +372,10 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		memcpy(f->m.dmac, &gid->raw[10], 6);
 		memset(f->m.dmac_m, 0xff, 6);
 		TAILQ_INSERT_HEAD(&dev->flows, f, next);
+		dpv__device_rx_users(dev, 1);
 	} else if (!attach && found != NULL) {
 		TAILQ_REMOVE(&dev->flows, found, next);
+		dpv__device_rx_users(dev, -1);
 		free(found);
 	}
 	pthread_rwlock_unlock(&dev->flows_lock);
@@ -399,6 +403,7 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp)
 		next = TAILQ_NEXT(f, next);
 		if (f->mcast && f->qp == qp) {
 			TAILQ_REMOVE(&dev->flows, f, next);
+			dpv__device_rx_users(dev, -1);
 			free(f);
 		}
 	}

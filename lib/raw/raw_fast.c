@@ -103,28 +103,18 @@ static void fast_burst(struct dpv_qp *qp, struct rte_mbuf **pkts, const uint32_t
 static void fast_complete(struct dpv_qp *qp, uint32_t first, const uint32_t *sig, unsigned int ns)
 {
 	struct dpv_sq *sq = &qp->sq;
-	struct dpv_cqe cqe[FAST_BURST];
 	unsigned int k = 0;
 
 	if (sq->done != first) {
 		dpv__sq_complete(qp);
 		return;
 	}
-	for (unsigned int i = 0; i < ns && sig[i] - first < sq->sent - first; i++) {
-		const struct dpv_wqe *w = &sq->wqe[sig[i] & sq->mask];
-
-		dpv__cqe_fill(&cqe[k], qp, w->wr_id, IBV_WC_SUCCESS, IBV_WC_SEND, w->byte_len, 0);
-		cqe[k].sq_index = sig[i];
-		cqe[k++].is_send = true;
-		if (k == FAST_BURST) {
-			dpv__cq_push_many(qp->scq, cqe, k);
-			k = 0;
-		}
-	}
+	while (k < ns && sig[k] - first < sq->sent - first)
+		k++;
 	if (k != 0)
-		dpv__cq_push_many(qp->scq, cqe, k);
+		dpv__cq_push_sends(qp->scq, qp, sig, k);
 	qp->tx_completed += sq->sent - sq->done;
-	sq->done = sq->sent;
+	__atomic_store_n(&sq->done, sq->sent, __ATOMIC_RELAXED);
 }
 
 /* What the fast path built since the last flush: frames, their lengths, signaled slots. */

@@ -101,6 +101,5 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.flush = dpv__raw_flush,
 	.reset = dpv__raw_reset,
 	.port_rx = dpv__raw_port_rx,
-	.port_rx_wanted = dpv__raw_port_rx_wanted,
 	.service = true,
 };

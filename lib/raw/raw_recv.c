@@ -89,12 +89,6 @@ static void rx_dispatch(struct dpv_device *dev, struct rte_mbuf *frame, struct d
 	}
 }
 
-/* A stale answer only delays a poll. */
-bool dpv__raw_port_rx_wanted(const struct dpv_device *dev)
-{
-	return !TAILQ_EMPTY(&dev->flows);
-}
-
 void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
 {
 	struct dpv_cqe_batch batch = { .n = 0 };

@@ -23,14 +23,6 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_unlock(&ctx->qps_lock);
 }
 
-static bool rx_wanted(const struct dpv_device *dev)
-{
-	for (int i = 0; dpv_rx_transports[i] != NULL; i++)
-		if (dpv_rx_transports[i]->port_rx_wanted(dev))
-			return true;
-	return false;
-}
-
 /* A burst of the port's frames to each transport (dpv_rx_transports), then freed in bulk.
  * One receiver at a time: a thread that finds the port busy does not wait. A port nobody
  * receives from is not polled. */
@@ -39,7 +31,8 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 	struct rte_mbuf *frames[RX_BURST];
 	uint16_t n;
 
-	if (!rx_wanted(dev) || !dpv__spinlock_trylock(&dev->rx_lock))
+	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
+	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
 	if (n > 0) {
@@ -72,14 +65,21 @@ void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
 
 	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_FOREACH(qp, &ctx->qps, ctx_next) {
-		if (!may_progress(qp, cq, ch))
+		/* every WR posted has completed: nothing to do (a racy look: what a post adds at
+		 * this moment is seen by the next poll, and the post itself progresses it) */
+		if (__atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
+		    __atomic_load_n(&qp->sq.head, __ATOMIC_RELAXED) || !may_progress(qp, cq, ch))
 			continue;
-		dpv__qp_lock(qp);
+		/* a QP another thread holds is being posted to (or changed): that thread
+		 * progresses it; waiting here would stall this poll's receive side behind it */
+		if (!dpv__qp_trylock(qp))
+			continue;
 		if (!qp->service)         /* a service-mode QP's service lcore does this */
 			qp->ops->progress(qp);
 		dpv__qp_unlock(qp);
 	}
 	dpv__spinlock_unlock(&ctx->qps_lock);
-	dpv__port_rx_poll(ctx->dev);
+	if (__atomic_load_n(&ctx->dev->rx_users, __ATOMIC_RELAXED) != 0)
+		dpv__port_rx_poll(ctx->dev);
 	dpv__timers_poll(&ctx->dev->timers);
 }

@@ -86,29 +86,28 @@ void dpv__wqe_release(void *wqe)
 void dpv__sq_complete(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
-	struct dpv_cqe cqe[32];
+	uint32_t slots[32], done = sq->done;
 	unsigned int n = 0;
 	uint64_t t0 = dpv__cyc_start();
 
-	while (sq->done != sq->sent) {
-		struct dpv_wqe *w = &sq->wqe[sq->done & sq->mask];
+	while (done != sq->sent) {
+		struct dpv_wqe *w = &sq->wqe[done & sq->mask];
 
 		if (!__atomic_load_n(&w->released, __ATOMIC_ACQUIRE))
 			break;
 		if (w->signaled || w->status != IBV_WC_SUCCESS) {
-			dpv__cqe_fill(&cqe[n], qp, w->wr_id, w->status, w->opcode, w->byte_len, 0);
-			cqe[n].sq_index = sq->done;
-			cqe[n++].is_send = true;
-			if (n == RTE_DIM(cqe)) {
-				dpv__cq_push_many(qp->scq, cqe, n);
+			slots[n++] = done;
+			if (n == RTE_DIM(slots)) {
+				dpv__cq_push_sends(qp->scq, qp, slots, n);
 				n = 0;
 			}
 		}
-		sq->done++;
-		qp->tx_completed++;
+		done++;
 	}
 	if (n != 0)
-		dpv__cq_push_many(qp->scq, cqe, n);
+		dpv__cq_push_sends(qp->scq, qp, slots, n);
+	qp->tx_completed += done - sq->done;
+	__atomic_store_n(&sq->done, done, __ATOMIC_RELAXED);  /* read by progress, unlocked */
 	dpv__cyc_add(qp, DPV_CYC_COMPLETE, t0);
 }
 
@@ -134,6 +133,8 @@ bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
 
 void dpv__sq_clear(struct dpv_sq *sq)
 {
-	sq->post = sq->head = sq->sent = sq->done = 0;
+	sq->post = sq->sent = 0;
+	__atomic_store_n(&sq->head, 0, __ATOMIC_RELAXED);   /* head and done: read unlocked */
+	__atomic_store_n(&sq->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);
 }
