@@ -163,10 +163,12 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct dpv_qp *qp = to_dqp(ibqp);
+	struct ibv_send_wr *unused;
 
-	if (unlikely(wr == NULL || bad_wr == NULL)) {
-		if (bad_wr != NULL)
-			*bad_wr = NULL;
+	if (unlikely(bad_wr == NULL))
+		bad_wr = &unused;           /* the man page wants one; a program without is not hurt */
+	if (unlikely(wr == NULL)) {
+		*bad_wr = NULL;
 		return EINVAL;
 	}
 	return -__atomic_load_n(&qp->post_send, __ATOMIC_RELAXED)(qp, wr, bad_wr);

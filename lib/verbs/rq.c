@@ -73,8 +73,11 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 {
 	struct dpv_qp *qp = to_dqp(ibqp);
 	struct dpv_rq *rq = &qp->rq;
+	struct ibv_recv_wr *unused;
 	int rc = 0;
 
+	if (bad_wr == NULL)
+		bad_wr = &unused;           /* the man page wants one; a program without is not hurt */
 	if (wr == NULL) {
 		*bad_wr = NULL;
 		return EINVAL;
