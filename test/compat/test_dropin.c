@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 	struct ibv_device **(*list)(int *);
 	struct ibv_context *(*open)(struct ibv_device *);
 	int (*close)(struct ibv_context *);
+	void (*free_list)(struct ibv_device **);
 	struct ibv_device **devs;
 	struct ibv_context *ctx;
 	int n = 0;
@@ -109,6 +110,7 @@ int main(int argc, char **argv)
 	list = sym("ibv_get_device_list", "IBVERBS_1.1");
 	open = sym("ibv_open_device", "IBVERBS_1.1");
 	close = sym("ibv_close_device", "IBVERBS_1.1");
+	free_list = sym("ibv_free_device_list", "IBVERBS_1.1");
 	devs = list != NULL ? list(&n) : NULL;
 	CHECK(devs != NULL && n >= 1, "ibv_get_device_list@@IBVERBS_1.1: %d devices", n);
 	ctx = devs != NULL && open != NULL ? open(devs[0]) : NULL;
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
 		check_private(ctx);
 		CHECK(close(ctx) == 0, "ibv_close_device");
 	}
+	if (devs != NULL && free_list != NULL)
+		free_list(devs);
 	printf("dropin: %d checks passed, %d failed\n", pass, fail);
 	return fail != 0 || pass == 0;
 }
