@@ -154,6 +154,22 @@ static void mixed_list(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_qp *rq,
 	CHECK_EQ(test_qp_to(qp, IBV_QPS_RTS), 0);           /* SQE -> RTS: the fast path again */
 }
 
+/* @total 64-byte copied SENDs in one list, frame i carrying @seq0 + i (its wr_id too), every
+ * @every-th and the last one signaled. */
+static void send_list(struct ibv_send_wr *w, struct ibv_sge *s, int total, uint32_t seq0,
+		      int every)
+{
+	for (int i = 0; i < total; i++) {
+		frame(tx_buf[i], seq0 + (uint32_t)i, 64);
+		s[i] = (struct ibv_sge){ (uintptr_t)tx_buf[i], 64, mr->lkey };
+		w[i] = (struct ibv_send_wr){ .wr_id = seq0 + (uint64_t)i, .sg_list = &s[i],
+					     .num_sge = 1, .opcode = IBV_WR_SEND,
+					     .send_flags = i % every == every - 1 || i == total - 1 ?
+							   IBV_SEND_SIGNALED : 0,
+					     .next = i + 1 < total ? &w[i + 1] : NULL };
+	}
+}
+
 struct receiver {
 	struct ibv_qp *rq;
 	struct ibv_cq *rcq;
@@ -185,15 +201,7 @@ static void longer_than_the_port(struct ibv_qp *qp, struct ibv_cq *cq, struct ib
 	pthread_t th;
 	int got = 0;
 
-	for (int i = 0; i < total; i++) {
-		frame(tx_buf[i], 1000u + (uint32_t)i, 64);
-		s[i] = (struct ibv_sge){ (uintptr_t)tx_buf[i], 64, mr->lkey };
-		w[i] = (struct ibv_send_wr){ .wr_id = 1000u + (uint64_t)i, .sg_list = &s[i],
-					     .num_sge = 1, .opcode = IBV_WR_SEND,
-					     .send_flags = i % 100 == 99 || i == total - 1 ?
-							   IBV_SEND_SIGNALED : 0,
-					     .next = i + 1 < total ? &w[i + 1] : NULL };
-	}
+	send_list(w, s, total, 1000, 100);
 	CHECK_EQ(pthread_create(&th, NULL, receive_all, &r), 0);
 	CHECK_EQ(ibv_post_send(qp, w, &bad), 0);
 	pthread_join(th, NULL);
@@ -227,14 +235,7 @@ static void port_full(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_qp *rq,
 	struct dpv_qp_counters c;
 	struct ibv_wc wc[1];
 
-	for (int i = 0; i < total; i++) {
-		frame(tx_buf[i], 5000u + (uint32_t)i, 64);
-		s[i] = (struct ibv_sge){ (uintptr_t)tx_buf[i], 64, mr->lkey };
-		w[i] = (struct ibv_send_wr){ .wr_id = 5000u + (uint64_t)i, .sg_list = &s[i],
-					     .num_sge = 1, .opcode = IBV_WR_SEND,
-					     .send_flags = i == total - 1 ? IBV_SEND_SIGNALED : 0,
-					     .next = i + 1 < total ? &w[i + 1] : NULL };
-	}
+	send_list(w, s, total, 5000, total);
 	CHECK_EQ(ibv_post_send(qp, w, &bad), 0);
 	CHECK_EQ(dpv_query_qp_counters(qp, &c), 0);
 	CHECK(c.sq_unsent > 0, "the port took all %d WRs: the list must outgrow its ring", total);
