@@ -81,8 +81,8 @@ static void cq_fire(struct dpv_cq *cq)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-					struct ibv_comp_channel *channel, int comp_vector)
+struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_cq *cq;
@@ -101,6 +101,7 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 		return dpv__fail_ptr(-ENOMEM);
 	}
 	dpv__spinlock_init(&cq->lock);
+	dpv__spinlock_init(&cq->poll_lock);
 	pthread_mutex_init(&cq->qps_lock, NULL);
 	cq->ibcq.context = context;
 	cq->ibcq.channel = channel;
@@ -120,7 +121,15 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	ctx->nb_cq++;
 	pthread_mutex_unlock(&ctx->lock);
 	dpv__telemetry_cq(cq, true);
-	return &cq->ibcq;
+	return cq;
+}
+
+DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+					struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct dpv_cq *cq = dpv__cq_create(context, cqe, cq_context, channel, comp_vector);
+
+	return cq == NULL ? NULL : &cq->ibcq;
 }
 
 DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
@@ -308,13 +317,8 @@ static void cq_progress(struct dpv_cq *cq)
 	dpv__context_progress(to_dctx(cq->ibcq.context), cq, NULL);
 }
 
-int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+void dpv__cq_poll_progress(struct dpv_cq *cq)
 {
-	struct dpv_cq *cq = to_dcq(ibcq);
-	int got = 0;
-
-	if (n < 0)
-		return -EINVAL;
 	/* Progress when the CQ has nothing to return, and every PROGRESS_EVERY polls anyway, so
 	 * that a CQ that never runs empty does not keep the context's other work waiting:
 	 * completions already in the ring come back without it (a lost count between racing
@@ -328,20 +332,50 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		if (polls % PROGRESS_EVERY == 0)
 			cq_progress(cq);
 	}
+}
+
+/* CQ lock held: the oldest completion is the application's; the SQ slots of its WR and of
+ * the unsignaled ones before it are free now. */
+static inline void cq_take(struct dpv_cq *cq, struct ibv_wc *wc)
+{
+	const struct dpv_cqe *e = &cq->ring[cq->head];
+
+	*wc = e->wc;
+	if (e->is_send)
+		__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->head, cq_next(cq, cq->head), __ATOMIC_RELAXED);
+}
+
+int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc)
+{
+	int rc = -ENOENT;
+
+	if (cq_empty(cq))
+		return -ENOENT;
+	dpv__spinlock_lock(&cq->lock);
+	if (cq->head != cq->tail) {
+		cq_take(cq, wc);
+		rc = 0;
+	}
+	dpv__spinlock_unlock(&cq->lock);
+	return rc;
+}
+
+int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct dpv_cq *cq = to_dcq(ibcq);
+	int got = 0;
+
+	if (n < 0)
+		return -EINVAL;
+	dpv__cq_poll_progress(cq);
 	/* An empty CQ is told without its lock: a thread polling in a loop must not keep the
 	 * lock away from the service lcore that writes its completions. */
 	if (cq_empty(cq))
 		return 0;
 	dpv__spinlock_lock(&cq->lock);
-	while (got < n && cq->head != cq->tail) {
-		const struct dpv_cqe *e = &cq->ring[cq->head];
-
-		wc[got++] = e->wc;
-		/* The SQ slots of this WR and of the unsignaled ones before it are free now. */
-		if (e->is_send)
-			__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
-		__atomic_store_n(&cq->head, cq_next(cq, cq->head), __ATOMIC_RELAXED);
-	}
+	while (got < n && cq->head != cq->tail)
+		cq_take(cq, &wc[got++]);
 	dpv__spinlock_unlock(&cq->lock);
 	return got;
 }

@@ -54,7 +54,7 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 	    a->pd == NULL || a->pd->context != &ctx->vctx.context)
 		return -EINVAL;
 	if (a->comp_mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_IND_TABLE |
-			    IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+			    IBV_QP_INIT_ATTR_RX_HASH) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return -EOPNOTSUPP;
 	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
@@ -130,6 +130,9 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->ops = transports[a->qp_type];
 	qp->post_send = qp->ops->post_send;
 	rc = qp->ops->create(qp, a);
+	if (rc == 0 && (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (rc = dpv__qp_ex_init(qp, a->send_ops_flags)) != 0)
+		qp->ops->destroy(qp);
 	if (rc != 0) {
 		dpv__rq_fini(&qp->rq);
 		dpv__sq_fini(qp);
@@ -213,6 +216,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->rcq != qp->scq)
 		dpv__cq_detach_qp(qp->rcq, qp);
 	qp->ops->destroy(qp);
+	dpv__qp_ex_fini(qp);
 	pd = to_dpd(ibqp->pd);
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)

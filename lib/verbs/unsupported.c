@@ -30,7 +30,6 @@ PTR_UNSUP(struct ibv_dm, ibv_import_dm(struct ibv_context *context, uint32_t dm_
 DPV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd) { }
 DPV_EXPORT void ibv_unimport_mr(struct ibv_mr *mr) { }
 DPV_EXPORT void ibv_unimport_dm(struct ibv_dm *dm) { }
-PTR_UNSUP(struct ibv_qp_ex, ibv_qp_to_qp_ex(struct ibv_qp *qp))
 INT_UNSUP(ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece))
 INT_UNSUP(ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece))
 PTR_UNSUP(struct ibv_mr, ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,

@@ -234,8 +234,14 @@ struct dpv_channel {
 	TAILQ_HEAD(, dpv_cq) cqs;          /* every CQ on it */
 };
 
+/* struct ibv_cq is the head of struct ibv_cq_ex (verbs.h's ibv_cq_ex_to_cq is a cast), so
+ * every CQ carries the extended one: a CQ of ibv_create_cq_ex is the same object as any other,
+ * polled from the same ring (cq_ex.c). */
 struct dpv_cq {
-	struct ibv_cq ibcq;
+	union {
+		struct ibv_cq ibcq;
+		struct ibv_cq_ex cqx;      /* set up by ibv_create_cq_ex only */
+	};
 	dpv_spinlock_t lock;       /* the CQE ring */
 	struct dpv_cqe *ring;
 	uint32_t size;             /* ring entries: cqe + 1 */
@@ -252,6 +258,12 @@ struct dpv_cq {
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
 	uint64_t completions;          /* CQEs written */
 	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
+	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
+	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
+	struct ibv_wc cur;
+	uint64_t wc_flags;             /* the IBV_WC_EX_WITH_* fields asked for */
+	bool single_threaded;          /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no session lock */
+	dpv_spinlock_t poll_lock;
 };
 
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
@@ -272,6 +284,16 @@ void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
 void dpv__cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+/* A CQ as ibv_create_cq makes it (checked arguments); NULL and errno. */
+struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector);
+/* Before taking completions: progress the context as dpv_poll_cq does (when the CQ is empty,
+ * and every 16th poll anyway). */
+void dpv__cq_poll_progress(struct dpv_cq *cq);
+/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq); -ENOENT if none. */
+int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc);
+/* The context's create_cq_ex op (cq_ex.c). */
+struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
 /* ---- queue pairs ---- */
@@ -382,8 +404,16 @@ static inline uint64_t dpv__cyc_start(void)
 	return unlikely(dpv__cycles()) ? rte_rdtsc() : 0;
 }
 
+struct dpv_wr_batch;
+
+/* struct ibv_qp is the head of struct ibv_qp_ex: a QP created with
+ * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS hands out the extended one (qp_ex.c). */
 struct dpv_qp {
-	struct ibv_qp ibqp;
+	union {
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex qpx;      /* its wr_* ops set when wr_batch is */
+	};
+	struct dpv_wr_batch *wr_batch;     /* the ibv_wr_* API's WRs between start and complete */
 	const struct dpv_transport_ops *ops;
 	/* the list poster: ops->post_send, or a faster one the transport picks for a state */
 	int (*post_send)(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
@@ -619,6 +649,11 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
 int dpv_dealloc_td(struct ibv_td *td);
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+
+/* The ibv_wr_* API (qp_ex.c): check @send_ops_flags against the QP type's opcodes
+ * (-EOPNOTSUPP for an operation the type has not) and set up the QP's ibv_qp_ex; undo it. */
+int dpv__qp_ex_init(struct dpv_qp *qp, uint64_t send_ops_flags);
+void dpv__qp_ex_fini(struct dpv_qp *qp);
 
 /* Errno helpers for the entry points. */
 static inline void *dpv__fail_ptr(int neg_errno)

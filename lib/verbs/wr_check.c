@@ -130,3 +130,32 @@ enum ibv_wc_opcode dpv__wr_wc_opcode(enum ibv_wr_opcode opcode)
 {
 	return (unsigned int)opcode < NB_OPCODES ? opcodes[opcode].wc_opcode : IBV_WC_SEND;
 }
+
+/* Each IBV_QP_EX_WITH_* bit and the ibv_post_send opcode its builder makes. */
+static const struct {
+	uint64_t op;
+	enum ibv_wr_opcode opcode;
+} send_ops[] = {
+	{ IBV_QP_EX_WITH_RDMA_WRITE, IBV_WR_RDMA_WRITE },
+	{ IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM },
+	{ IBV_QP_EX_WITH_SEND, IBV_WR_SEND },
+	{ IBV_QP_EX_WITH_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM },
+	{ IBV_QP_EX_WITH_RDMA_READ, IBV_WR_RDMA_READ },
+	{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP },
+	{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD },
+	{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
+	{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
+	{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
+	{ IBV_QP_EX_WITH_TSO, IBV_WR_TSO },
+};
+
+uint64_t dpv__wr_send_ops(enum ibv_qp_type qp_type)
+{
+	struct dpv_wr_limits lim = { .qp_type = qp_type };
+	uint64_t ops = 0;
+
+	for (size_t i = 0; i < sizeof(send_ops) / sizeof(send_ops[0]); i++)
+		if (rule_of(&lim, send_ops[i].opcode) != NULL)
+			ops |= send_ops[i].op;
+	return ops;
+}

@@ -35,6 +35,10 @@ int dpv__wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_w
 /* The completion opcode of a send opcode (IBV_WC_SEND, IBV_WC_TSO ...). */
 enum ibv_wc_opcode dpv__wr_wc_opcode(enum ibv_wr_opcode opcode);
 
+/* The IBV_QP_EX_WITH_* operations (ibv_wr_* builders) a QP type takes: the opcode table's
+ * column for the type. */
+uint64_t dpv__wr_send_ops(enum ibv_qp_type qp_type);
+
 /* Bytes in the WR's gather list. */
 uint64_t dpv__wr_length(const struct ibv_send_wr *wr);
 
