@@ -89,6 +89,21 @@ int dpv__cksum_select(const char *name);
 /* The name of the kernel in use. */
 const char *dpv__cksum_name(void);
 
+/* The raw sum of the TCP/UDP pseudo-header of the IPv4 or IPv6 header @l3 for @l4_len bytes
+ * of L4 (protocol info->l4_proto). */
+uint16_t dpv__pseudo_sum(const struct dpv_hdr_info *info, const void *l3, uint32_t l4_len);
+
+/* Once per TSO WR: the raw sum of what every segment's TCP checksum shares, from the WR's
+ * header @hdr: the pseudo-header without its length, the TCP header without sequence number,
+ * flags and checksum. */
+uint16_t dpv__tso_csum_base(const uint8_t *hdr, const struct dpv_hdr_info *info);
+
+/* The TCP checksum of segment header @h (made by dpv__tso_header) carrying @seg_payload bytes
+ * whose raw sum is @payload_sum: @base (dpv__tso_csum_base) plus what changes per segment,
+ * without reading the header again. */
+void dpv__tso_csum(uint8_t *h, const struct dpv_hdr_info *info, uint16_t base,
+		   uint32_t seg_payload, uint16_t payload_sum);
+
 /* The IPv4 header checksum of @ip (@len bytes, options included), host order. */
 uint16_t dpv__ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
 
