@@ -57,6 +57,53 @@ uint32_t dpv__tso_segments(uint32_t payload, uint32_t mss);
 void dpv__tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uint32_t nseg,
 		    uint32_t seg_payload, uint32_t mss);
 
+/* The Internet checksum's raw sum (cksum.c): the one's-complement sum of a buffer's 16-bit
+ * words in memory order, folded to 16 bits, as rte_raw_cksum gives it (0 only for zeros).
+ * The kernel is the widest the CPU has (AVX-512, AVX2, scalar), picked at load time. */
+uint16_t dpv__cksum(const void *buf, size_t len);
+
+/* Add @len bytes at @buf to @sum, a dpv__cksum of the bytes before them in the summed stream,
+ * @off of them (only its parity matters): summing a buffer in pieces of any lengths gives
+ * dpv__cksum of the whole. */
+uint16_t dpv__cksum_cont(uint16_t sum, const void *buf, size_t len, size_t off);
+
+/* dpv__cksum_cont while copying @len bytes from @src to @dst (not overlapping): every byte is
+ * read once. */
+uint16_t dpv__cksum_copy(uint16_t sum, void *dst, const void *src, size_t len, size_t off);
+
+/* One checksum kernel, for the tests and the bench: the unfolded sum of a buffer (and of a
+ * buffer while copying it); fold it with dpv__cksum_cont(0, ...) semantics. */
+struct dpv_cksum_impl {
+	const char *name;                  /* "avx512", "avx2", "scalar" */
+	uint64_t (*sum)(const uint8_t *p, size_t len);
+	uint64_t (*sum_copy)(uint8_t *dst, const uint8_t *src, size_t len);
+};
+
+/* The kernel called @name (NULL: the widest), or NULL if this CPU cannot run it. */
+const struct dpv_cksum_impl *dpv__cksum_impl(const char *name);
+
+/* Make @name the kernel of dpv__cksum*, for a bench or a test (not thread-safe: call it before
+ * any checksum runs); -ENOTSUP if the CPU cannot run it. */
+int dpv__cksum_select(const char *name);
+
+/* The name of the kernel in use. */
+const char *dpv__cksum_name(void);
+
+/* The raw sum of the TCP/UDP pseudo-header of the IPv4 or IPv6 header @l3 for @l4_len bytes
+ * of L4 (protocol info->l4_proto). */
+uint16_t dpv__pseudo_sum(const struct dpv_hdr_info *info, const void *l3, uint32_t l4_len);
+
+/* Once per TSO WR: the raw sum of what every segment's TCP checksum shares, from the WR's
+ * header @hdr: the pseudo-header without its length, the TCP header without sequence number,
+ * flags and checksum. */
+uint16_t dpv__tso_csum_base(const uint8_t *hdr, const struct dpv_hdr_info *info);
+
+/* The TCP checksum of segment header @h (made by dpv__tso_header) carrying @seg_payload bytes
+ * whose raw sum is @payload_sum: @base (dpv__tso_csum_base) plus what changes per segment,
+ * without reading the header again. */
+void dpv__tso_csum(uint8_t *h, const struct dpv_hdr_info *info, uint16_t base,
+		   uint32_t seg_payload, uint16_t payload_sum);
+
 /* The IPv4 header checksum of @ip (@len bytes, options included), host order. */
 uint16_t dpv__ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
 

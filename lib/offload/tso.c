@@ -71,3 +71,43 @@ uint16_t dpv__ipv4_hdr_cksum(const uint8_t *ip, uint16_t len)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)~sum;
 }
+
+/* A 16-bit word as it lies in memory: the raw sums add words in memory order. */
+static uint32_t word(const uint8_t *p)
+{
+	uint16_t w;
+
+	memcpy(&w, p, 2);
+	return w;
+}
+
+uint16_t dpv__tso_csum_base(const uint8_t *hdr, const struct dpv_hdr_info *info)
+{
+	const uint8_t *l3 = hdr + info->l2_len, *tcp = l3 + info->l3_len;
+	uint8_t h[60];
+	uint32_t s;
+
+	memcpy(h, tcp, info->l4_len);
+	memset(h + 4, 0, 4);               /* sequence: + i * mss per segment */
+	memset(h + 12, 0, 2);              /* data offset and flags: FIN/PSH/CWR per segment */
+	memset(h + 16, 0, 2);              /* the checksum itself */
+	s = (uint32_t)dpv__pseudo_sum(info, l3, 0) + dpv__cksum(h, info->l4_len);
+	return (uint16_t)((s & 0xffff) + (s >> 16));
+}
+
+void dpv__tso_csum(uint8_t *h, const struct dpv_hdr_info *info, uint16_t base,
+		   uint32_t seg_payload, uint16_t payload_sum)
+{
+	uint8_t *tcp = h + info->l2_len + info->l3_len, len[2];
+	uint64_t s = base;
+	uint16_t res;
+
+	/* the pseudo-header's length sits at an even offset in both IPv4 and IPv6, and the
+	 * payload after a TCP header of a whole number of 32-bit words */
+	put16(len, (uint16_t)(info->l4_len + seg_payload));
+	s += word(len) + word(tcp + 4) + word(tcp + 6) + word(tcp + 12) + payload_sum;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	res = (uint16_t)~s;
+	memcpy(tcp + 16, &res, 2);
+}

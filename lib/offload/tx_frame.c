@@ -62,9 +62,10 @@ static struct rte_mbuf *last_seg(struct rte_mbuf *m)
 }
 
 int dpv__tx_copy(struct dpv_txh *txh, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
-		 struct rte_mbuf **head)
+		 struct rte_mbuf **head, uint16_t *sum)
 {
 	struct rte_mbuf *m = *head ? last_seg(*head) : NULL, *first_new = NULL;
+	uint32_t done = 0;
 
 	while (len > 0) {
 		const uint8_t *p;
@@ -86,7 +87,12 @@ int dpv__tx_copy(struct dpv_txh *txh, struct dpv_mbuf_stash *s, struct cursor *c
 			m = n;
 		}
 		take = cursor_take(c, RTE_MIN(len, (uint32_t)rte_pktmbuf_tailroom(m)), &p);
-		rte_memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len), p, take);
+		if (sum != NULL)
+			*sum = dpv__cksum_copy(*sum, rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len),
+					       p, take, done);
+		else
+			rte_memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len), p, take);
+		done += take;
 		m->data_len += take;
 		(*head)->pkt_len += take;
 		len -= take;
@@ -225,7 +231,7 @@ static int build(struct dpv_txh *txh, const struct dpv_tx_req *wr, uint32_t copy
 	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
 	struct rte_mbuf *m = NULL;
 	struct zc_ctx *z;
-	int rc = copy_len ? dpv__tx_copy(txh, &txh->build, &c, copy_len, &m) : 0;
+	int rc = copy_len ? dpv__tx_copy(txh, &txh->build, &c, copy_len, &m, NULL) : 0;
 
 	if (rc == 0 && copy_len < wr->len) {
 		z = dpv__tx_zc_get(txh, wr->owner, 1);
@@ -349,7 +355,7 @@ static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 	struct rte_mbuf *m = NULL;
 	bool zc = !(wr->flags & DPV_TX_INLINE) && dpv__tx_zero_copy(txh, wr->len);
 	struct zc_ctx *z = NULL;
-	int rc = dpv__tx_copy(txh, &txh->build, &hc, wr->tso_hdr_len, &m);
+	int rc = dpv__tx_copy(txh, &txh->build, &hc, wr->tso_hdr_len, &m, NULL);
 
 	if (rc == 0 && zc && (z = dpv__tx_zc_get(txh, wr->owner, 1)) != NULL) {
 		rc = dpv__tx_attach(txh, &c, wr->len, &m, z);
@@ -360,7 +366,7 @@ static int tso_hw_build(struct dpv_txh *txh, const struct dpv_tx_req *wr,
 		}
 	}
 	if (rc == 0 && z == NULL)
-		rc = dpv__tx_copy(txh, &txh->build, &c, wr->len, &m);
+		rc = dpv__tx_copy(txh, &txh->build, &c, wr->len, &m, NULL);
 	if (rc == 0 && m->nb_segs > txh->caps->max_tx_segs)
 		rc = -E2BIG;
 	if (rc == 0) {

@@ -26,9 +26,10 @@ struct zc_ctx {
 #define FRAME_TSO 1u               /* tag bit of a frame pointer: a TSO segmenter */
 
 uint32_t cursor_take(struct cursor *c, uint32_t max, const uint8_t **p);
-/* Append @len bytes from the cursor to @m (NULL: a new chain) as copies, in mbufs of @s. */
+/* Append @len bytes from the cursor to @m (NULL: a new chain) as copies, in mbufs of @s. With
+ * @sum, the copied bytes' raw sum is added to it while copying (dpv__cksum_copy). */
 int dpv__tx_copy(struct dpv_txh *h, struct dpv_mbuf_stash *s, struct cursor *c, uint32_t len,
-		struct rte_mbuf **m);
+		struct rte_mbuf **m, uint16_t *sum);
 /* Append @len bytes from the cursor to @m as external buffers sharing @z (one reference
  * each). -ENOBUFS or -E2BIG: nothing appended, copy instead. */
 int dpv__tx_attach(struct dpv_txh *h, struct cursor *c, uint32_t len, struct rte_mbuf **m,

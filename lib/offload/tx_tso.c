@@ -25,6 +25,7 @@ struct tso_frame {
 	void *owner;
 	struct dpv_hdr_info info;
 	uint16_t hdr_len, mss;
+	uint16_t csum_base;               /* what every segment's TCP checksum shares */
 	uint32_t nseg, next;              /* segments in all; the next one to generate */
 	uint32_t left;                    /* payload bytes not yet in a segment */
 	struct cursor cur;
@@ -51,6 +52,7 @@ int dpv__tx_tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **f
 				 .mss = wr->mss, .nseg = dpv__tso_segments(wr->len, wr->mss),
 				 .left = wr->len };
 	memcpy(t->hdr, wr->tso_hdr, wr->tso_hdr_len);
+	t->csum_base = dpv__tso_csum_base(t->hdr, &t->info);
 	memcpy(t->seg, wr->seg, wr->nseg * sizeof(wr->seg[0]));
 	t->cur = (struct cursor){ .seg = t->seg, .nseg = wr->nseg };
 	if ((wr->flags & DPV_TX_INLINE) && wr->len > 0) {
@@ -94,32 +96,54 @@ static void tso_finished(struct tso_frame *t)
 	}
 }
 
+/* The raw sum of the next @len bytes at @c (a copy: the caller's cursor does not move). */
+static uint16_t cursor_sum(struct cursor c, uint32_t len)
+{
+	uint16_t sum = 0;
+
+	for (uint32_t done = 0; done < len; ) {
+		const uint8_t *p;
+		uint32_t take = cursor_take(&c, len - done, &p);
+
+		sum = dpv__cksum_cont(sum, p, take, done);
+		done += take;
+	}
+	return sum;
+}
+
+/* Each payload byte is read once: summed where it is attached, summed while copied where it
+ * is copied; the header's share of the TCP checksum is folded in from the WR's base. */
 static struct rte_mbuf *tso_segment(struct dpv_txh *txh, struct tso_frame *t)
 {
 	uint32_t len = RTE_MIN(t->left, (uint32_t)t->mss);
 	struct rte_mbuf *m = dpv__tx_mbuf(txh, &txh->burst);
+	uint8_t *h;
+	uint16_t psum = 0;
 	int rc = -ENOMEM;
 
 	if (m == NULL)
 		return NULL;
-	rte_memcpy(rte_pktmbuf_mtod(m, uint8_t *), t->hdr, t->hdr_len);
+	h = rte_pktmbuf_mtod(m, uint8_t *);
+	rte_memcpy(h, t->hdr, t->hdr_len);
 	m->data_len = t->hdr_len;
 	m->pkt_len = t->hdr_len;
-	dpv__tso_header(rte_pktmbuf_mtod(m, uint8_t *), &t->info, t->next, t->nseg, len, t->mss);
+	dpv__tso_header(h, &t->info, t->next, t->nseg, len, t->mss);
 	if (len > 0 && t->z != NULL) {
 		struct cursor saved = t->cur;
 
 		rc = dpv__tx_attach(txh, &t->cur, len, &m, t->z);
 		if (rc != 0)
 			t->cur = saved;
+		else
+			psum = cursor_sum(saved, len);
 	}
 	if (rc != 0 && len > 0)
-		rc = dpv__tx_copy(txh, &txh->burst, &t->cur, len, &m);
+		rc = dpv__tx_copy(txh, &txh->burst, &t->cur, len, &m, &psum);
 	if (rc != 0 && len > 0) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	dpv__sw_csum(m, &t->info);
+	dpv__tso_csum(h, &t->info, t->csum_base, len, psum);
 	t->left -= len;
 	txh->cnt.tso_segments_sw++;
 	if (++t->next == t->nseg)

@@ -1,0 +1,136 @@
+/* The checksum kernels (scalar, AVX2, AVX-512: each the CPU runs) against rte_raw_cksum on
+ * random bytes of every length 0..4096 at every start alignment 0..63, summed in one piece and
+ * in chained pieces of odd and even lengths, and while copying (the bytes land exactly, the
+ * bytes around them stay). */
+#include <rte_ip.h>
+
+#include "dpv_offload.h"
+#include "dpv_test.h"
+
+#define MAXLEN 4096
+#define ALIGNS 64
+
+static uint8_t src[MAXLEN + 2 * ALIGNS] __attribute__((aligned(64)));
+static uint8_t dst[MAXLEN + 2 * ALIGNS] __attribute__((aligned(64)));
+
+static uint16_t fold(uint64_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+static void fill(uint8_t *p, size_t len, int pattern)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = pattern < 0 ? (uint8_t)rand() : (uint8_t)pattern;
+}
+
+/* Every length at every alignment, one kernel; counts the mismatches (one CHECK each). */
+static void every_length(const struct dpv_cksum_impl *im)
+{
+	unsigned bad = 0;
+
+	for (size_t a = 0; a < ALIGNS; a++)
+		for (size_t len = 0; len <= MAXLEN; len++) {
+			uint16_t want = rte_raw_cksum(src + a, len), got = fold(im->sum(src + a, len));
+
+			if (got != want && bad++ < 5)
+				fprintf(stderr, "%s: align %zu len %zu: %#x, rte %#x\n", im->name, a,
+					len, got, want);
+		}
+	CHECK(bad == 0, "%s: %u mismatches", im->name, bad);
+}
+
+/* Pieces of random lengths (odd ones included) through dpv__cksum_cont. */
+static void chained(void)
+{
+	for (int round = 0; round < 2000; round++) {
+		size_t len = (size_t)rand() % (MAXLEN + 1), a = (size_t)rand() % ALIGNS, off = 0;
+		uint16_t sum = 0;
+
+		while (off < len) {
+			size_t n = RTE_MIN((size_t)rand() % 300, len - off);
+
+			sum = dpv__cksum_cont(sum, src + a + off, n, off);
+			off += n;
+		}
+		CHECK_EQ(sum, rte_raw_cksum(src + a, len));
+	}
+}
+
+/* One kernel's copy: every length at a few source/destination alignments. */
+static void copying(const struct dpv_cksum_impl *im)
+{
+	static const size_t sa[] = { 0, 1, 3, 32, 63 }, da[] = { 0, 7, 2, 33, 1 };
+	unsigned bad = 0;
+
+	for (size_t k = 0; k < RTE_DIM(sa); k++)
+		for (size_t len = 0; len <= MAXLEN; len++) {
+			uint16_t got;
+
+			memset(dst, 0xa5, sizeof(dst));
+			got = fold(im->sum_copy(dst + da[k], src + sa[k], len));
+			if (got != rte_raw_cksum(src + sa[k], len) ||
+			    memcmp(dst + da[k], src + sa[k], len) != 0 ||
+			    (da[k] > 0 && dst[da[k] - 1] != 0xa5) || dst[da[k] + len] != 0xa5) {
+				if (bad++ < 5)
+					fprintf(stderr, "%s copy: src %zu dst %zu len %zu\n", im->name,
+						sa[k], da[k], len);
+			}
+		}
+	CHECK(bad == 0, "%s copy: %u mismatches", im->name, bad);
+}
+
+/* dpv__cksum_copy in pieces: the whole stream copied, its sum as in one piece. */
+static void chained_copy(void)
+{
+	for (int round = 0; round < 2000; round++) {
+		size_t len = (size_t)rand() % (MAXLEN + 1), off = 0;
+		uint16_t sum = 0;
+
+		memset(dst, 0, sizeof(dst));
+		while (off < len) {
+			size_t n = RTE_MIN((size_t)rand() % 300, len - off);
+
+			sum = dpv__cksum_copy(sum, dst + 1 + off, src + off, n, off);
+			off += n;
+		}
+		CHECK(sum == rte_raw_cksum(src, len) && memcmp(dst + 1, src, len) == 0,
+		      "len %zu", len);
+	}
+}
+
+int main(void)
+{
+	static const char *const names[] = { "scalar", "avx2", "avx512" };
+
+	srand(18);
+	printf("kernel in use: %s\n", dpv__cksum_name());
+	CHECK(dpv__cksum_impl("scalar") != NULL);
+	CHECK(dpv__cksum_impl("sse9") == NULL);
+	for (int pattern = -1; pattern <= 0xff; pattern += 0x80) {   /* random, 0x7f, 0xff */
+		fill(src, sizeof(src), pattern);
+		for (size_t i = 0; i < RTE_DIM(names); i++) {
+			const struct dpv_cksum_impl *im = dpv__cksum_impl(names[i]);
+
+			if (im == NULL) {
+				printf("%s: not on this CPU, skipped\n", names[i]);
+				continue;
+			}
+			every_length(im);
+			if (pattern < 0)
+				copying(im);
+		}
+	}
+	fill(src, sizeof(src), 0);
+	CHECK_EQ(dpv__cksum(src, MAXLEN), 0);                /* zeros only: 0, not 0xffff */
+	fill(src, sizeof(src), -1);
+	for (size_t i = 0; i < RTE_DIM(names); i++) {
+		if (dpv__cksum_select(names[i]) != 0)
+			continue;
+		chained();
+		chained_copy();
+	}
+	return test_done("csum");
+}
