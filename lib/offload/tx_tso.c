@@ -137,11 +137,17 @@ static struct rte_mbuf *tso_segment(struct dpv_txh *txh, struct tso_frame *t)
 		else
 			psum = cursor_sum(saved, len);
 	}
-	if (rc != 0 && len > 0)
-		rc = dpv__tx_copy(txh, &txh->burst, &t->cur, len, &m, &psum);
 	if (rc != 0 && len > 0) {
-		rte_pktmbuf_free(m);
-		return NULL;
+		struct cursor saved = t->cur;
+
+		rc = dpv__tx_copy(txh, &txh->burst, &t->cur, len, &m, &psum);
+		if (rc != 0) {
+			/* out of mbufs part way: the segment is made again later, from the same
+			 * payload byte (the cursor had moved over what was copied) */
+			t->cur = saved;
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
 	}
 	dpv__tso_csum(h, &t->info, t->csum_base, len, psum);
 	t->left -= len;
