@@ -56,7 +56,7 @@ static inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_se
 	for (int i = 1; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
 	/* one compare per WR: the limits were folded when the QP entered RTS */
-	if (unlikely(len - ETH_HLEN > (inl ? qp->fast_max_inline : qp->fast_max_copy) - ETH_HLEN))
+	if (unlikely(len - ETH_HLEN >= (inl ? qp->fast_span_inline : qp->fast_span_copy)))
 		return NULL;
 	if (unlikely((f & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(h->caps, h->ctl)))
 		return NULL;

@@ -6,11 +6,14 @@
 
 #include "verbs_priv.h"
 
+#define ETH_HLEN 14
+
 static int raw_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 {
 	if (a->srq != NULL)
 		return -EOPNOTSUPP;
 	qp->lim.ip_csum = true;           /* IBV_DEVICE_RAW_IP_CSUM */
+	qp->lim.frame_sends = true;       /* a SEND is the whole frame */
 	qp->fast_sge = RTE_MIN(qp->lim.max_send_sge, 4u);
 	return 0;
 }
@@ -55,20 +58,22 @@ static int open_txh(struct dpv_qp *qp)
 
 /* The fast path's size limits folded into one number each: the port's frame without a VLAN
  * tag (the generic path counts tags), one mbuf, and INLINE's limit or, without INLINE, the
- * size above which a frame is attached instead of copied. */
+ * size above which a frame is attached instead of copied (dpv__tx_zero_copy as a limit). A
+ * span is how many sizes from the Ethernet header's 14 bytes up pass: 0 when the limit is
+ * below 14 (then every such WR is the generic path's, which says EINVAL or attaches). */
+static uint64_t span_from(uint64_t limit)
+{
+	return limit >= ETH_HLEN ? limit - ETH_HLEN + 1 : 0;
+}
+
 static void fast_limits(struct dpv_qp *qp)
 {
 	const struct dpv_txh *h = qp->txh;
 	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
 
-	qp->fast_max_inline = RTE_MIN(one, (uint64_t)qp->lim.max_inline_data);
-	/* dpv__tx_zero_copy() as a limit: above copy_max a frame is attached, not copied */
-	qp->fast_max_copy = h->caps->zero_copy ? RTE_MIN(one, (uint64_t)h->copy_max) : one;
-	/* below an Ethernet header nothing passes (the compare subtracts 14) */
-	if (qp->fast_max_inline < 14)
-		qp->fast_max_inline = 14;
-	if (qp->fast_max_copy < 14)
-		qp->fast_max_copy = 14;
+	qp->fast_span_inline = span_from(RTE_MIN(one, (uint64_t)qp->lim.max_inline_data));
+	qp->fast_span_copy = span_from(h->caps->zero_copy ?
+				       RTE_MIN(one, (uint64_t)h->copy_max) : one);
 }
 
 static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)

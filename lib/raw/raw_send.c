@@ -188,6 +188,9 @@ static int check_offload(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64
 {
 	const struct dpv_device *d = qp->ctx->dev;
 
+	/* software backs everything under the other policies: no gather list to lay out */
+	if (dpv__offload_policy_of(&d->offload) != DPV_OFFLOAD_POLICY_HARDWARE)
+		return 0;
 	if ((wr->send_flags & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(&d->caps, &d->offload))
 		return -EINVAL;
 	if (wr->opcode == IBV_WR_TSO) {

@@ -441,7 +441,8 @@ struct dpv_qp {
 	uint16_t pkey_index;
 	struct dpv_txh *txh;       /* RAW: its transmitter */
 	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
-	uint64_t fast_max_inline, fast_max_copy;   /* ... and the largest frame, INLINE or not */
+	/* ... and the frame sizes it takes, INLINE or not: 14 + [0, span) bytes (0: none) */
+	uint64_t fast_span_inline, fast_span_copy;
 	struct dpv_sq sq;
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
 	uint64_t tx_frames __rte_cache_aligned;    /* the sending thread's (service lcore) */

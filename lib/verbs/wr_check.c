@@ -111,7 +111,7 @@ int dpv__wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_w
 		       uint64_t len, const uint8_t *l2, uint32_t l2_len,
 		       struct dpv_hdr_info *tso_info)
 {
-	if (lim->qp_type == IBV_QPT_RAW_PACKET && wr->opcode == IBV_WR_SEND) {
+	if (lim->frame_sends && wr->opcode == IBV_WR_SEND) {
 		if (len < ETH_HLEN ||
 		    len > lim->max_frame + VLAN_HLEN * (uint64_t)vlan_tags(l2, l2_len))
 			return -EINVAL;

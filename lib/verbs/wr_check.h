@@ -18,6 +18,8 @@ struct dpv_wr_limits {
 	uint32_t max_tso;          /* largest TSO payload */
 	uint32_t max_frame;        /* MTU + Ethernet header, without VLAN tags */
 	bool ip_csum;              /* the device offers IP_CSUM for this QP type */
+	bool frame_sends;          /* a SEND is one whole Ethernet frame (the RAW_PACKET transport
+				    * sets it): its size is checked against max_frame */
 };
 
 /* Opcode, flags and gather-list checks (the rows before "SQ full"). @len is

@@ -176,6 +176,14 @@ static void check_bad_input(struct ibv_pd *pd, struct ibv_mr *mr, enum dpv_progr
 	CHECK_EQ(ibv_post_send(qp, &ok, &bad), 0);
 	CHECK_EQ(test_poll(cq, &wc, 1), 1);
 	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	/* INLINE on a QP made without inline room: EINVAL however short the frame (the fast
+	 * path once took a 14-byte one) */
+	struct ibv_sge s14 = { (uintptr_t)frame, 14, 0 };
+	struct ibv_send_wr inl = { .wr_id = 3, .sg_list = &s14, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE };
+
+	CHECK_EQ(ibv_post_send(qp, &inl, &bad), EINVAL);
+	CHECK(bad == &inl);
 	CHECK_EQ(ibv_post_recv(qp, NULL, &rbad), EINVAL);
 	CHECK_EQ(ibv_post_recv(qp, &rnolist, &rbad), EINVAL);
 	CHECK(rbad == &rnolist);

@@ -187,6 +187,17 @@ static void *receive_all(void *arg)
 	return NULL;
 }
 
+/* Every frame came, frame i carrying @seq0 + i. */
+static void check_in_order(const struct receiver *r, uint32_t seq0)
+{
+	CHECK_EQ(r->got, r->want);
+	for (int i = 0; i < r->got; i++)
+		if (r->seqs[i] != seq0 + (uint32_t)i) {
+			CHECK(0, "frame %d carries %u", i, r->seqs[i]);
+			break;
+		}
+}
+
 /* More WRs in one list than the port's ring holds, while another thread receives (and so
  * frees ring entries between the post's bursts): nothing lost, nothing reordered. */
 static void longer_than_the_port(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_qp *rq,
@@ -205,12 +216,7 @@ static void longer_than_the_port(struct ibv_qp *qp, struct ibv_cq *cq, struct ib
 	CHECK_EQ(pthread_create(&th, NULL, receive_all, &r), 0);
 	CHECK_EQ(ibv_post_send(qp, w, &bad), 0);
 	pthread_join(th, NULL);
-	CHECK_EQ(r.got, total);
-	for (int i = 0; i < r.got; i++)
-		if (seqs[i] != 1000u + (uint32_t)i) {
-			CHECK(0, "frame %d carries %u", i, seqs[i]);
-			break;
-		}
+	check_in_order(&r, 1000);
 	for (int k = 0; k < total / 100 + 1; k++) {
 		if (test_poll(cq, wc, 1) != 1)
 			break;
@@ -240,12 +246,7 @@ static void port_full(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_qp *rq,
 	CHECK_EQ(dpv_query_qp_counters(qp, &c), 0);
 	CHECK(c.sq_unsent > 0, "the port took all %d WRs: the list must outgrow its ring", total);
 	receive_all(&r);
-	CHECK_EQ(r.got, total);
-	for (int i = 0; i < r.got; i++)
-		if (seqs[i] != 5000u + (uint32_t)i) {
-			CHECK(0, "frame %d carries %u", i, seqs[i]);
-			break;
-		}
+	check_in_order(&r, 5000);
 	CHECK_EQ(test_poll(cq, wc, 1), 1);
 	CHECK(wc[0].wr_id == 5000u + (uint64_t)total - 1 && wc[0].status == IBV_WC_SUCCESS);
 }

@@ -31,7 +31,8 @@ static struct dpv_wr_limits lim(int t)
 	return (struct dpv_wr_limits){ .qp_type = qpt[t], .max_send_sge = 4,
 				       .max_inline_data = 64, .max_tso_header = 128,
 				       .max_tso = 262144, .max_frame = 1514,
-				       .ip_csum = qpt[t] == IBV_QPT_RAW_PACKET };
+				       .ip_csum = qpt[t] == IBV_QPT_RAW_PACKET,
+				       .frame_sends = qpt[t] == IBV_QPT_RAW_PACKET };
 }
 
 static uint8_t data[2048];
