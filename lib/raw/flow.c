@@ -312,8 +312,9 @@ static bool matches(const struct match *m, const struct fields *f)
 	return true;
 }
 
-/* The QPs a frame goes to (at most @max); flows_lock held for reading. */
-int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
+/* The QPs a frame goes to (at most @max); flows_lock held for reading. @sniff_only: a frame
+ * another transport consumed (RoCE, ARP/ND): only SNIFFER flows see it. */
+int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len, bool sniff_only,
 		       struct dpv_qp **out, int max)
 {
 	struct fields fl;
@@ -321,6 +322,12 @@ int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
 	int n = 0;
 	bool steered = false, mcast;
 
+	if (sniff_only) {
+		TAILQ_FOREACH(f, &dev->flows, next)
+			if (n < max && f->type == IBV_FLOW_ATTR_SNIFFER)
+				out[n++] = f->qp;
+		return n;
+	}
 	frame_fields(h, len, &fl);
 	mcast = fl.dmac[0] & 1;
 	TAILQ_FOREACH(f, &dev->flows, next) {

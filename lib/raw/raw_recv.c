@@ -89,7 +89,8 @@ static void rx_dispatch(struct dpv_device *dev, struct rte_mbuf *frame, struct d
 	}
 }
 
-void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
+void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n,
+		      uint64_t *taken)
 {
 	struct dpv_cqe_batch batch = { .n = 0 };
 	struct dpv_qp *held = NULL;
@@ -97,10 +98,11 @@ void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t
 	pthread_rwlock_rdlock(&dev->flows_lock);
 	for (uint16_t i = 0; i < n; i++) {
 		struct dpv_qp *to[RX_FANOUT];
+		bool other = *taken >> i & 1;
 		int k = dpv__flows_classify(dev, rte_pktmbuf_mtod(frames[i], const uint8_t *),
-					   rte_pktmbuf_data_len(frames[i]), to, RX_FANOUT);
+					   rte_pktmbuf_data_len(frames[i]), other, to, RX_FANOUT);
 
-		if (k == 0)
+		if (k == 0 && !other)
 			dev->rx_unsteered++;
 		rx_dispatch(dev, frames[i], to, k, &held, &batch);
 	}

@@ -8,6 +8,7 @@
 #include "verbs_priv.h"
 
 #define RX_BURST 32
+_Static_assert(RX_BURST <= 64, "port_rx's taken mask has 64 bits");
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
@@ -36,8 +37,10 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 		return;
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
 	if (n > 0) {
+		uint64_t taken = 0;
+
 		for (int i = 0; dpv_rx_transports[i] != NULL; i++)
-			dpv_rx_transports[i]->port_rx(dev, frames, n);
+			dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
 		dev->rx_frames += n;
 	}
 	dpv__spinlock_unlock(&dev->rx_lock);

@@ -380,8 +380,12 @@ struct dpv_transport_ops {
 	bool (*reset)(struct dpv_qp *qp);
 	/* Frames received on a port, for the transport to take (no lock held). A transport
 	 * counts its receivers on the device (dpv__device_rx_users): a port nobody receives
-	 * from is not polled (net_null makes frames on every burst). */
-	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n);
+	 * from is not polled (net_null makes frames on every burst). Bit i of *@taken set:
+	 * frame i was consumed by a transport earlier in dpv_rx_transports (RoCE, ARP/ND);
+	 * a later one sets the bits of what it consumes and leaves taken frames alone, except
+	 * that RAW_PACKET's SNIFFER flows still get a copy of them. */
+	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
+			uint64_t *taken);
 	/* Service mode: may this transport's QPs be progressed by a service lcore? */
 	bool service;
 };
@@ -623,7 +627,7 @@ void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
 /* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
-int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len,
+int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len, bool sniff_only,
 		       struct dpv_qp **out, int max);
 struct ibv_flow *dpv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv__destroy_flow(struct ibv_flow *flow);
@@ -634,7 +638,8 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
 void dpv__qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
-void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n);
+void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
+		      uint64_t *taken);
 
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
