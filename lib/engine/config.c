@@ -1,5 +1,6 @@
 /* Runtime configuration: built-in defaults, overridden by a key = value file. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,12 @@ static const struct config_key keys[] = {
 	KEY(offload_policy, 0, 2),
 	KEY(progress, 0, 1),
 	KEY(cycle_stats, 0, 1),
+	KEY(fault_drop_ppm, 0, 1000000),
+	KEY(fault_dup_ppm, 0, 1000000),
+	KEY(fault_reorder_ppm, 0, 1000000),
+	KEY(fault_corrupt_ppm, 0, 1000000),
+	KEY(fault_dirs, 1, 3),
+	KEY(fault_seed, 0, UINT_MAX),
 };
 
 void dpv__config_defaults(struct dpv_config *cfg)
@@ -53,6 +60,7 @@ void dpv__config_defaults(struct dpv_config *cfg)
 		.offload_policy = 0,
 		.progress = 0,
 		.cycle_stats = 0,
+		.fault_dirs = 3,
 	};
 }
 
