@@ -12,7 +12,9 @@
 
 #include <rte_ethdev.h>
 
+#include "dpv_roce.h"
 #include "dpv_test.h"
+#include "verbs_priv.h"
 
 static const char *conf_text =
 	"port_addr = net_null0 10.1.0.1, fd00::1\n"
@@ -188,6 +190,78 @@ static void check_full(struct ibv_context *ctx)
 	}
 }
 
+static uint64_t port_opackets(struct ibv_context *ctx)
+{
+	struct dpv_port_info info;
+	struct rte_eth_stats st = { 0 };
+
+	dpv_query_port_info(ctx, &info);
+	rte_eth_stats_get(info.port_id, &st);
+	return st.opackets;
+}
+
+static int resolve(struct ibv_context *ctx, int sgid_index, const union ibv_gid *dgid,
+		   uint8_t mac[6])
+{
+	memset(mac, 0xee, 6);
+	return dpv__roce_resolve(to_dctx(ctx)->dev, sgid_index, dgid->raw, mac);
+}
+
+#define CHECK_MAC(m, ...) do { \
+	const uint8_t w_[6] = { __VA_ARGS__ }; \
+	CHECK(memcmp(m, w_, 6) == 0, "MAC %02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], \
+	      m[3], m[4], m[5]); \
+} while (0)
+
+/* What needs nobody's answer, and sends nothing: the port's own GIDs (its MAC), link-local
+ * EUI-64 GIDs (the MAC inside), multicast GIDs (01:00:5e / 33:33); and the errors. Index 1
+ * holds an IPv4 address, 2 an IPv6 one. */
+static void check_resolve_local(struct ibv_context *ctx, const union ibv_gid *ll)
+{
+	struct dpv_port_info info;
+	struct rte_ether_addr own;
+	uint64_t sent = port_opackets(ctx);
+	union ibv_gid g;
+	uint8_t mac[6];
+
+	dpv_query_port_info(ctx, &info);
+	rte_eth_macaddr_get(info.port_id, &own);
+	for (int i = 0; i < 4; i++) {           /* every GID of the port, from a same-family one */
+		CHECK(ibv_query_gid(ctx, 1, i, &g) == 0);
+		CHECK(resolve(ctx, i == 1 || i == 3 ? 1 : 2, &g, mac) == 0 &&
+		      memcmp(mac, own.addr_bytes, 6) == 0, "own GID %d", i);
+	}
+	gid_v6(&g, "fe80::0211:22ff:fe33:4455");
+	CHECK_EQ(resolve(ctx, 0, &g, mac), 0);
+	CHECK_MAC(mac, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55);
+	gid_v6(&g, "fe80::a8bb:ccff:fedd:eeff");
+	CHECK_EQ(resolve(ctx, 2, &g, mac), 0);
+	CHECK_MAC(mac, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff);
+	gid_v4(&g, "239.1.2.3");
+	CHECK_EQ(resolve(ctx, 1, &g, mac), 0);
+	CHECK_MAC(mac, 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03);
+	gid_v4(&g, "224.129.0.1");              /* 23 bits: the group's bit 23 is dropped */
+	CHECK_EQ(resolve(ctx, 3, &g, mac), 0);
+	CHECK_MAC(mac, 0x01, 0x00, 0x5e, 0x01, 0x00, 0x01);
+	gid_v6(&g, "ff0e::1:2:3:4");
+	CHECK_EQ(resolve(ctx, 0, &g, mac), 0);
+	CHECK_MAC(mac, 0x33, 0x33, 0x00, 0x03, 0x00, 0x04);
+	gid_v6(&g, "ff02::1:ff33:4455");
+	CHECK_EQ(resolve(ctx, 2, &g, mac), 0);
+	CHECK_MAC(mac, 0x33, 0x33, 0xff, 0x33, 0x44, 0x55);
+	CHECK_EQ(port_opackets(ctx) - sent, 0);
+
+	/* errors: a source index that is empty or outside the table, families that differ */
+	gid_v4(&g, "10.1.0.50");
+	CHECK_EQ(resolve(ctx, 5, &g, mac), -EINVAL);
+	CHECK_EQ(resolve(ctx, 16, &g, mac), -EINVAL);
+	CHECK_EQ(resolve(ctx, -1, &g, mac), -EINVAL);
+	CHECK_EQ(resolve(ctx, 0, &g, mac), -EINVAL);     /* IPv4 peer from the link-local GID */
+	CHECK_EQ(resolve(ctx, 2, &g, mac), -EINVAL);
+	CHECK_EQ(resolve(ctx, 1, ll, mac), -EINVAL);     /* link-local peer from an IPv4 GID */
+	CHECK_EQ(port_opackets(ctx) - sent, 0);
+}
+
 /* rxe's active MTU: the largest of 256 ... 4096 at most MTU - 80 bytes. */
 static void check_mtu(struct ibv_context *ctx)
 {
@@ -265,6 +339,7 @@ int main(void)
 	CHECK_EQ(gid_events(ctx2), 24);
 	CHECK_TABLE(ctx1, &ll1, &n1);
 
+	check_resolve_local(ctx, &ll);
 	check_mtu(ctx);
 	ibv_close_device(ctx1);
 	ibv_close_device(ctx2);
