@@ -188,6 +188,7 @@ int dpv__roce_port_init(struct dpv_device *dev)
 	rp->dev = dev;
 	pthread_mutex_init(&rp->lock, NULL);
 	dpv__spinlock_init(&rp->neigh_lock);
+	dpv__spinlock_init(&rp->txq_lock);
 	dev->roce = rp;
 	dpv__roce_gid_from_mac(gid, dev->caps.mac);
 	pthread_mutex_lock(&rp->lock);
@@ -203,7 +204,7 @@ void dpv__roce_port_start(struct dpv_device *dev, bool started)
 	uint8_t gid[16], cur[16];
 
 	pthread_mutex_lock(&rp->lock);
-	rp->started = started;
+	__atomic_store_n(&rp->started, started, __ATOMIC_RELAXED);
 	dpv__roce_gid_from_mac(gid, dev->caps.mac);     /* known for sure once started */
 	if (started && (!dpv__roce_gid_read(rp, 0, cur) || memcmp(cur, gid, 16) != 0))
 		gid_write(rp, 0, gid);
@@ -275,27 +276,18 @@ static unsigned int solicited_macs(struct dpv_roce_port *rp, uint8_t macs[][6])
 void dpv__roce_port_update(struct dpv_roce_port *rp)
 {
 	struct dpv_device *dev = rp->dev;
-	bool want_txq = rp->started && __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) > 0;
 	uint8_t macs[DPV_ROCE_GID_TBL_LEN][6];
 	unsigned int n;
 	int rc;
 
-	if (!rp->started) {
+	if (!__atomic_load_n(&rp->started, __ATOMIC_RELAXED)) {
+		dpv__spinlock_lock(&rp->txq_lock);
 		if (rp->txq != NULL)
 			dev->ops->txq_detach(rp->txq);
 		__atomic_store_n(&rp->txq, NULL, __ATOMIC_RELEASE);
+		dpv__spinlock_unlock(&rp->txq_lock);
 		return;
 	}
-	if (want_txq && rp->txq == NULL) {
-		struct dpv_txq *q;
-
-		if (dev->ops->txq_attach(dev->port, &q) == 0)
-			__atomic_store_n(&rp->txq, q, __ATOMIC_RELEASE);
-		else
-			VERBS_LOG(ERR, "port %s: no transmit queue: ARP and ND go unanswered",
-				  dev->caps.name);
-	}
-	/* the queue stays attached once taken: a frame on its way may still use it */
 	n = solicited_macs(rp, macs);
 	rc = dev->ops->rx_mcast_set == NULL ? 0 : dev->ops->rx_mcast_set(dev->port, macs, n);
 	if (rc != 0)
