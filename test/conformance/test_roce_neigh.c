@@ -7,7 +7,8 @@
  * has none; dpv__roce_resolve sending the configured number of requests and failing with
  * EHOSTUNREACH when nobody answers, returning a peer's MAC once it answers, taking learned
  * MACs from the cache without a frame, and asking again once the entry aged.
- * Linked with the internal libraries (dpv__roce_resolve). DPV_EAL_ARGS: --vdev=net_ring0. */
+ * Linked with the internal libraries (dpv__roce_resolve). DPV_EAL_ARGS: --vdev=net_ring0
+ * (and -l 0,1 with DPV_TEST_SERVICE). */
 #include <arpa/inet.h>
 #include <pthread.h>
 
@@ -42,11 +43,15 @@ struct frame {
 static struct frame seen[MAXF];  /* what the sniffer saw in the last capture */
 static int nseen, ndefault;
 
+/* DPV_TEST_SERVICE=1: every QP in service mode, so that a service lcore polls the port and
+ * dpv__roce_resolve waits for it instead of polling itself. */
 static void write_config(char *path)
 {
 	int fd = mkstemp(path);
+	const char *svc = getenv("DPV_TEST_SERVICE") != NULL ? "progress = 1\n" : "";
 
-	if (fd < 0 || write(fd, conf_text, strlen(conf_text)) != (ssize_t)strlen(conf_text)) {
+	if (fd < 0 || write(fd, conf_text, strlen(conf_text)) != (ssize_t)strlen(conf_text) ||
+	    write(fd, svc, strlen(svc)) != (ssize_t)strlen(svc)) {
 		perror("config");
 		exit(1);
 	}
@@ -389,6 +394,12 @@ int main(void)
 	dflt_qp = qp_with_flow(dflt_cq, IBV_FLOW_ATTR_ALL_DEFAULT, 1);
 	ibv_query_gid(ctx, 1, 0, &g0);
 	CHECK_EQ(dpv__roce_gid_to_mac(g0.raw, own_mac), 0);
+	if (getenv("DPV_TEST_SERVICE") != NULL) {
+		struct dpv_qp_counters c;
+
+		CHECK(dpv_query_qp_counters(sniff_qp, &c) == 0 && c.progress == DPV_PROGRESS_SERVICE,
+		      "service mode");
+	}
 
 	check_unanswered();
 	check_answers();
