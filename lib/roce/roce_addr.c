@@ -288,7 +288,8 @@ void dpv__roce_port_update(struct dpv_roce_port *rp)
 		dpv__spinlock_unlock(&rp->txq_lock);
 		return;
 	}
-	n = solicited_macs(rp, macs);
+	/* ND is answered once the port has an address: then its GIDs' solicitations must come */
+	n = __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) > 0 ? solicited_macs(rp, macs) : 0;
 	rc = dev->ops->rx_mcast_set == NULL ? 0 : dev->ops->rx_mcast_set(dev->port, macs, n);
 	if (rc != 0)
 		VERBS_LOG(WARNING, "port %s: cannot receive IPv6 solicited-node multicast (%s): "
