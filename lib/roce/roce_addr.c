@@ -5,6 +5,7 @@
  * is first seen, and from dpv_port_add_addr / dpv_port_del_addr at run time; each change
  * raises IBV_EVENT_GID_CHANGE on every open context of the device. The table is read without
  * a lock (a sequence lock), so a data path may look GIDs up while addresses change. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -171,10 +172,14 @@ static void apply_config(struct dpv_roce_port *rp)
 		if (strcmp(a->port, dev->caps.name) != 0 && strcmp(a->port, dev->ibdev.name) != 0)
 			continue;
 		rc = addr_add(rp, a->family, a->addr);
-		if (rc < 0)
-			VERBS_LOG(ERR, "port %s: configured address %u not added: %s", dev->caps.name,
-				  i + 1, rc == -EEXIST ? "given twice" :
+		if (rc < 0) {
+			char text[INET6_ADDRSTRLEN] = "?";
+
+			inet_ntop(a->family, a->addr, text, sizeof(text));
+			VERBS_LOG(ERR, "port %s: configured address %s not added: %s", dev->caps.name,
+				  text, rc == -EEXIST ? "the port has it already" :
 				  "the GID table is full (15 addresses per port)");
+		}
 	}
 }
 

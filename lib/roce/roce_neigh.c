@@ -237,6 +237,7 @@ static void on_arp(struct dpv_roce_port *rp, const struct dpv_nd_msg *q)
 {
 	uint8_t tgid[16], sgid[16];
 	bool ours;
+	struct dpv_nd_msg r = { .type = DPV_ND_ARP_REPLY };
 
 	gid_of(tgid, q->target_ip, true);
 	gid_of(sgid, q->sender_ip, true);
@@ -248,10 +249,9 @@ static void on_arp(struct dpv_roce_port *rp, const struct dpv_nd_msg *q)
 	}
 	if (!ours)
 		return;
-	if (memcmp(q->sender_ip, "\0\0\0\0", 4) != 0)    /* not an ARP probe (RFC 5227) */
+	/* not an ARP probe (RFC 5227: sender 0.0.0.0), nor someone claiming our address */
+	if (memcmp(q->sender_ip, "\0\0\0\0", 4) != 0 && dpv__roce_gid_find(rp->dev, sgid) < 0)
 		neigh_learn(rp, sgid, q->sender_mac, true);
-	struct dpv_nd_msg r = { .type = DPV_ND_ARP_REPLY };
-
 	memcpy(r.eth_dst, q->sender_mac, 6);
 	memcpy(r.eth_src, rp->dev->caps.mac, 6);
 	memcpy(r.sender_mac, rp->dev->caps.mac, 6);
@@ -271,10 +271,13 @@ static void on_ns(struct dpv_roce_port *rp, const struct dpv_nd_msg *q)
 	bool dad = memcmp(q->sender_ip, zero, 16) == 0;
 	struct dpv_nd_msg r = { .type = DPV_ND_NA, .lladdr = true, .override = true,
 				.solicited = !dad };
+	uint8_t ip[16];
 
-	if (dpv__roce_gid_find(rp->dev, q->target_ip) < 0)
+	/* an IPv6 GID of the port (an IPv4-mapped target is no IPv6 address of anybody's) */
+	if (dpv__roce_gid_to_ip(q->target_ip, ip) != AF_INET6 ||
+	    dpv__roce_gid_find(rp->dev, q->target_ip) < 0)
 		return;
-	if (!dad && q->lladdr)
+	if (!dad && q->lladdr && dpv__roce_gid_find(rp->dev, q->sender_ip) < 0)
 		neigh_learn(rp, q->sender_ip, q->sender_mac, true);
 	memcpy(r.eth_src, rp->dev->caps.mac, 6);
 	memcpy(r.sender_mac, rp->dev->caps.mac, 6);

@@ -249,6 +249,8 @@ static void check_answers(void)
 
 	q = ns("fd03::7", "fd03::5");            /* not ours */
 	send_frame(&q);
+	q = ns("fd03::7", "::ffff:10.3.0.1");    /* an IPv4 address of the port, as IPv6: no */
+	send_frame(&q);
 	q = ns("fd03::7", "fd03::1");            /* bad checksum: built, then one bit flipped */
 	{
 		uint8_t *f = buf + 60000;
@@ -262,7 +264,7 @@ static void check_answers(void)
 	}
 	capture(0.2);
 	CHECK_EQ(count(DPV_ND_NA, own_mac, NULL), 0);
-	CHECK_EQ(nseen, 2);
+	CHECK_EQ(nseen, 3);
 	CHECK_EQ(ndefault, 0);                   /* the malformed one consumed too */
 }
 
