@@ -367,8 +367,9 @@ static bool service_polls(struct dpv_device *dev)
 	return on;
 }
 
-/* Wait for @dgid's MAC: requests at even intervals within the configured timeout, the
- * port's receive side progressed meanwhile unless a service lcore does it. */
+/* Wait for @dgid's MAC: requests at even intervals within the configured timeout (every one
+ * of them sent, even by a thread so late that the timeout passed), the port's receive side
+ * progressed meanwhile unless a service lcore does it. */
 static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t sip[16],
 			  const uint8_t dgid[16], const uint8_t dip[16], uint8_t mac[6])
 {
@@ -396,7 +397,7 @@ static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t si
 		rc = neigh_lookup(rp, dgid, mac, false);
 		if (rc != 0)
 			usleep(20);
-	} while (rc != 0 && elapsed < timeout);
+	} while (rc != 0 && (elapsed < timeout || sent < cfg->resolve_probes));
 	dpv__device_rx_users(dev, -1);
 	__atomic_fetch_sub(&rp->resolving, 1, __ATOMIC_RELEASE);
 	neigh_done(rp, dgid);

@@ -19,7 +19,7 @@
 
 static const char *conf_text =
 	"port_addr = net_ring0 10.3.0.1 fd03::1\n"
-	"resolve_timeout_ms = 300\n"
+	"resolve_timeout_ms = 1000\n"
 	"resolve_probes = 4\n"
 	"neigh_reachable_ms = 500\n";
 
