@@ -62,6 +62,31 @@ struct dpv_port_info {
  */
 int dpv_set_offload_policy(struct ibv_context *context, enum dpv_offload_policy policy);
 
+/**
+ * dpv_port_add_addr - give @context's port an IP address for RoCEv2 (doc/roce.md).
+ * @addr: "a.b.c.d" or IPv6 text ("fd00::2", "fe80::1"), without a prefix length.
+ *
+ * The address gets the first empty GID index after 0 (::ffff:a.b.c.d for IPv4, the address
+ * itself for IPv6; a RoCE v2 GID) and dpverbs answers ARP requests or IPv6 neighbour
+ * solicitations for it on the port whenever the port is progressed. Every open context of
+ * the device gets IBV_EVENT_GID_CHANGE. A port has none by default (the kernel's addresses of
+ * a tap or veth interface are the kernel's); the configuration's port_addr lines give it
+ * some when the device is first listed.
+ * Returns 0; EINVAL for a NULL context or text that is not an address a port can own (not
+ * IPv4 or IPv6, a prefix, unspecified, loopback, multicast, broadcast, IPv4-mapped IPv6);
+ * EEXIST if the port has it (the link-local GID of index 0 included); ENOSPC when the GID
+ * table is full (15 addresses).
+ */
+int dpv_port_add_addr(struct ibv_context *context, const char *addr);
+
+/**
+ * dpv_port_del_addr - take an address of dpv_port_add_addr (or of the configuration) off
+ * @context's port. Its GID index becomes empty; IBV_EVENT_GID_CHANGE on every open context.
+ * Returns 0; EINVAL as dpv_port_add_addr; ENOENT if the port does not have it (index 0, the
+ * MAC's link-local GID, cannot be removed).
+ */
+int dpv_port_del_addr(struct ibv_context *context, const char *addr);
+
 /** Transmit counters of a port (all QPs together, since the port was started). */
 struct dpv_port_stats {
 	uint64_t tx_frames;         /* frames the port took */

@@ -38,6 +38,7 @@ extern int dpv_logtype_verbs;
 /* ---- devices and contexts ---- */
 
 struct dpv_flow;
+struct dpv_roce_port;
 
 struct dpv_device {
 	struct ibv_device ibdev;
@@ -70,6 +71,7 @@ struct dpv_device {
 	unsigned int nb_svc_qp, svc_cap;
 	bool svc_attached;             /* a service lcore runs the port's work */
 	unsigned int svc_lcore;
+	struct dpv_roce_port *roce;    /* addresses, GID table, neighbours (lib/roce) */
 };
 
 /* Objects of a context nothing else lists (context_objects.c), so that ibv_close_device can
@@ -135,6 +137,8 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		   size_t attr_len);
 void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
+/* A port event (@type: GID_CHANGE ...) on port 1 of every open context of @dev. */
+void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type);
 int dpv__async_init(struct dpv_context *ctx);
 void dpv__async_fini(struct dpv_context *ctx);
 
@@ -396,6 +400,8 @@ struct dpv_transport_ops {
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
+/* ARP and IPv6 ND of a port with addresses (lib/roce/roce_neigh.c): only .port_rx. */
+extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 /* Transports that take received frames, NULL-terminated, in the order they see a burst. */
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
@@ -649,6 +655,12 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv__qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+/* RoCEv2 port state (lib/roce/roce_addr.c): made with the device (its configured addresses
+ * added), told when the port starts and stops; -ENOMEM. The GID table itself is read through
+ * lib/roce/dpv_roce.h. */
+int dpv__roce_port_init(struct dpv_device *dev);
+void dpv__roce_port_start(struct dpv_device *dev, bool started);
+
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
 void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 		      uint64_t *taken);
