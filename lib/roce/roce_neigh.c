@@ -181,11 +181,19 @@ int dpv__roce_ctl_send(struct dpv_roce_port *rp, const uint8_t *frame, uint16_t 
 	else if (rte_pktmbuf_append(m, len) == NULL)
 		rc = -EMSGSIZE;
 	if (rc == 0) {
+		struct rte_mbuf *out[4] = { m };
+		uint16_t n;
+
 		memcpy(rte_pktmbuf_mtod(m, void *), frame, len);
-		if (dev->ops->tx_burst(q, &m, 1) != 1)
+		m = NULL;
+		/* fault injection (doc/faults.md) may drop, hold or duplicate it */
+		n = dpv__device_fault_tx(dev, out, 1, RTE_DIM(out));
+		uint16_t took = n ? dev->ops->tx_burst(q, out, n) : 0;
+
+		if (took < n) {
 			rc = -EAGAIN;
-		else
-			m = NULL;
+			rte_pktmbuf_free_bulk(out + took, n - took);
+		}
 	}
 	rte_pktmbuf_free(m);
 	__atomic_fetch_add(rc == 0 ? &rp->tx_frames : &rp->tx_dropped, 1, __ATOMIC_RELAXED);

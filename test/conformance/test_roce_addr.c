@@ -273,6 +273,22 @@ static void check_resolve_local(struct ibv_context *ctx, const union ibv_gid *ll
 	gid_v6(&g, "fd00::50");
 	CHECK_EQ(resolve(ctx, 2, &g, mac), -EHOSTUNREACH);
 	CHECK_EQ(port_opackets(ctx) - sent, 6);
+
+	/* transmit faults (doc/faults.md) act on the port's ARP/ND: every request dropped never
+	 * reaches the port, and is counted */
+	{
+		struct dpv_faults drop = { .drop_ppm = 1000000 }, off = { 0 };
+		struct dpv_fault_stats st0, st1;
+
+		CHECK_EQ(dpv_query_port_faults(ctx, DPV_FAULT_TX, NULL, &st0), 0);
+		CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_TX, &drop), 0);
+		gid_v4(&g, "10.1.0.51");
+		CHECK_EQ(resolve(ctx, 1, &g, mac), -EHOSTUNREACH);
+		CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_TX, &off), 0);
+		CHECK_EQ(dpv_query_port_faults(ctx, DPV_FAULT_TX, NULL, &st1), 0);
+		CHECK_EQ(port_opackets(ctx) - sent, 6);
+		CHECK_EQ(st1.dropped - st0.dropped, 3);
+	}
 }
 
 struct reader {
