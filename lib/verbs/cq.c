@@ -37,6 +37,12 @@ DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 	pthread_mutex_init(&ch->lock, NULL);
 	TAILQ_INIT(&ch->fired);
 	TAILQ_INIT(&ch->cqs);
+	if (dpv__objset_add(ctx, &ctx->channels, ch) != 0) {   /* ibv_close_device frees it */
+		close(ch->ibch.fd);
+		pthread_mutex_destroy(&ch->lock);
+		free(ch);
+		return dpv__fail_ptr(-ENOMEM);
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_channel++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -53,6 +59,7 @@ DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (__atomic_load_n(&channel->refcnt, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
 	ctx = to_dctx(channel->context);
+	dpv__objset_del(ctx, &ctx->channels, ch);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_channel--;
 	pthread_mutex_unlock(&ctx->lock);

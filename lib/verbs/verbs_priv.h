@@ -93,6 +93,7 @@ struct dpv_context {
 	STAILQ_HEAD(, dpv_async_event) async_events;
 	struct dpv_mr_table *mrs;
 	struct dpv_objset pds, tds, flows;  /* PDs (parent domains too), TDs, ibv_create_flow's */
+	struct dpv_objset channels;         /* completion channels */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
