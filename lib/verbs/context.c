@@ -37,7 +37,6 @@ UNSUP_PTR(struct ibv_rwq_ind_table, unsup_create_rwq_ind_table, struct ibv_conte
 UNSUP_INT(unsup_destroy_wq, struct ibv_wq *wq)
 UNSUP_INT(unsup_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *attr)
 UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ibv_wq_init_attr *a)
-UNSUP_INT(unsup_query_rt_values, struct ibv_context *context, struct ibv_values_ex *values)
 UNSUP_PTR(struct ibv_qp, unsup_open_qp, struct ibv_context *context, struct ibv_qp_open_attr *a)
 UNSUP_INT(unsup_get_srq_num, struct ibv_srq *srq, uint32_t *srq_num)
 UNSUP_PTR(struct ibv_srq, unsup_create_srq_ex, struct ibv_context *context,
@@ -104,7 +103,7 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->destroy_wq = unsup_destroy_wq;
 	v->modify_wq = unsup_modify_wq;
 	v->create_wq = unsup_create_wq;
-	v->query_rt_values = unsup_query_rt_values;
+	v->query_rt_values = dpv_query_rt_values;
 	v->create_cq_ex = dpv_create_cq_ex;
 	v->query_device_ex = dpv_query_device_ex;
 	v->ibv_destroy_flow = dpv_destroy_flow_tracked;   /* kept in ctx->flows */

@@ -130,6 +130,7 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		   size_t attr_len);
+int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
 int dpv__async_init(struct dpv_context *ctx);
 void dpv__async_fini(struct dpv_context *ctx);
@@ -228,6 +229,13 @@ struct dpv_cqe {
 	bool solicited;            /* wakes a CQ armed for solicited completions only */
 };
 
+/* When a completion was written (a CQ created with a timestamp wc_flag keeps one per ring
+ * entry, beside the ring: the 64-byte CQE stays one cache line). */
+struct dpv_cqe_ts {
+	uint64_t tsc;              /* the TSC: hca_core_clock counts it (device.c) */
+	uint64_t wall_ns;          /* CLOCK_REALTIME, with _WALLCLOCK only */
+};
+
 struct dpv_channel {
 	struct ibv_comp_channel ibch;
 	pthread_mutex_t lock;
@@ -262,7 +270,13 @@ struct dpv_cq {
 	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
 	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
 	struct ibv_wc cur;
+	struct dpv_cqe_ts cur_ts;
 	uint64_t wc_flags;             /* the IBV_WC_EX_WITH_* fields asked for */
+	/* completion timestamps (ibv_create_cq_ex with a timestamp wc_flag): ts[i] is when
+	 * ring[i] was written; NULL without. Never earlier than the one before (last_tsc). */
+	struct dpv_cqe_ts *ts;
+	bool ts_wall;
+	uint64_t last_tsc;
 	bool single_threaded;          /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no session lock */
 	dpv_spinlock_t poll_lock;
 };
@@ -291,8 +305,14 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 /* Before taking completions: progress the context as dpv_poll_cq does (when the CQ is empty,
  * and every 16th poll anyway). */
 void dpv__cq_poll_progress(struct dpv_cq *cq);
-/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq); -ENOENT if none. */
+/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq), and its
+ * timestamps into cq->cur_ts when the CQ keeps them; -ENOENT if none. */
 int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc);
+/* Keep completion timestamps (TSC, and CLOCK_REALTIME too if @wall) from now on: a new CQ
+ * only, before any QP uses it; -ENOMEM. */
+int dpv__cq_timestamps(struct dpv_cq *cq, bool wall);
+/* The device's completion clock in kHz (ibv_device_attr_ex.hca_core_clock): the TSC's. */
+uint64_t dpv__core_clock_khz(void);
 /* The context's create_cq_ex op (cq_ex.c). */
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
