@@ -303,8 +303,9 @@ static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slo
 	return true;
 }
 
-/* Hand [sent, head) to the port in bursts until it stops taking frames, or up to a WR that
- * failed when it executed: that one completes in error and the QP goes to SQE. */
+/* Hand [sent, head) to the port in bursts until it stops taking frames, the QP's pacer holds
+ * the rest, or up to a WR that failed when it executed: that one completes in error and the
+ * QP goes to SQE. */
 static void sq_kick(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
@@ -327,6 +328,14 @@ static void sq_kick(struct dpv_qp *qp)
 				break;
 			wqes[n] = w;
 			frames[n++] = w->frame;
+		}
+		if (unlikely(qp->pace.kbps != 0) && n != 0) {
+			uint16_t may = dpv__pace_take(&qp->pace, wqes, n);
+
+			if (may == 0)
+				return;               /* the pacer holds them: a later kick */
+			wait |= may < n;
+			n = may;
 		}
 		uint64_t t0 = dpv__cyc_start();
 

@@ -28,7 +28,6 @@ UNSUP_INT(unsup_modify_flow_action_esp, struct ibv_flow_action *action,
 UNSUP_INT(unsup_destroy_flow_action, struct ibv_flow_action *action)
 UNSUP_PTR(struct ibv_flow_action, unsup_create_flow_action_esp, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
-UNSUP_INT(unsup_modify_qp_rate_limit, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 UNSUP_INT(unsup_modify_cq, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
 UNSUP_INT(unsup_post_srq_ops, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad)
 UNSUP_INT(unsup_destroy_rwq_ind_table, struct ibv_rwq_ind_table *t)
@@ -92,7 +91,7 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->modify_flow_action_esp = unsup_modify_flow_action_esp;
 	v->destroy_flow_action = unsup_destroy_flow_action;
 	v->create_flow_action_esp = unsup_create_flow_action_esp;
-	v->modify_qp_rate_limit = unsup_modify_qp_rate_limit;
+	v->modify_qp_rate_limit = dpv_modify_qp_rate_limit;
 	v->alloc_parent_domain = dpv_alloc_parent_domain;
 	v->dealloc_td = dpv_dealloc_td;
 	v->alloc_td = dpv_alloc_td;

@@ -388,6 +388,10 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
+	/* RAW_PACKET QPs pace in software at any rate in this range (pace.c) */
+	ex.packet_pacing_caps.qp_rate_limit_min = DPV_PACE_MIN_KBPS;
+	ex.packet_pacing_caps.qp_rate_limit_max = DPV_PACE_MAX_KBPS;
+	ex.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	/* completion timestamps count the TSC (64 bits), in kHz as verbs reports clocks */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = dpv__core_clock_khz();

@@ -431,6 +431,21 @@ static inline uint64_t dpv__cyc_start(void)
 
 struct dpv_wr_batch;
 
+/* Packet pacing (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket of bytes the
+ * transport takes a WR's length from before handing its frames to the port, refilled from
+ * the TSC; kbps 0: no pacing. Changed under the QP's control lock; used by whoever kicks
+ * the SQ (the posting thread, a poller, the service lcore), under the QP's (service) lock. */
+struct dpv_pace {
+	uint32_t kbps;
+	uint32_t burst;            /* bytes the bucket holds when full */
+	double per_tsc;            /* bytes one TSC cycle adds */
+	double tokens;             /* below 0 after a WR longer than what was left */
+	uint64_t last;             /* TSC of the last refill */
+};
+/* The rates ibv_query_device_ex reports in packet_pacing_caps (kbps). */
+#define DPV_PACE_MIN_KBPS 1u
+#define DPV_PACE_MAX_KBPS 400000000u     /* 400 Gb/s */
+
 /* struct ibv_qp is the head of struct ibv_qp_ex: a QP created with
  * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS hands out the extended one (qp_ex.c). */
 struct dpv_qp {
@@ -465,6 +480,7 @@ struct dpv_qp {
 	uint32_t qkey, sq_psn;
 	uint16_t pkey_index;
 	struct dpv_txh *txh;       /* RAW: its transmitter */
+	struct dpv_pace pace;      /* RAW: packet pacing */
 	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
 	/* ... and the frame sizes it takes, INLINE or not: 14 + [0, span) bytes (0: none) */
 	uint64_t fast_span_inline, fast_span_copy;
@@ -676,6 +692,12 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
 int dpv_dealloc_td(struct ibv_td *td);
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+int dpv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
+/* Packet pacing (pace.c): set the rate (0: none) and bucket size (0: 1 ms at the rate, at
+ * least one frame of the QP); -EINVAL
+ * outside packet_pacing_caps. How many of the @n WRs @w[] (in SQ order) may go to the port now. */
+int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
+uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
 
 /* The ibv_wr_* API (qp_ex.c): check @send_ops_flags against the QP type's opcodes
  * (-EOPNOTSUPP for an operation the type has not) and set up the QP's ibv_qp_ex; undo it. */
