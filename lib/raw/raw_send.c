@@ -345,6 +345,8 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
 		qp->tx_frames += took;
+		if (unlikely(qp->pace.kbps != 0) && took < n)
+			dpv__pace_refund(&qp->pace, wqes + took, n - took);   /* they wait */
 		if (took < n || wait)
 			return;
 		if (n == 0) {

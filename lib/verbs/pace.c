@@ -51,3 +51,9 @@ uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n
 		p->tokens -= w[i]->byte_len;
 	return i;
 }
+
+void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++)
+		p->tokens += w[i]->byte_len;
+}

@@ -698,6 +698,8 @@ int dpv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a
  * outside packet_pacing_caps. How many of the @n WRs @w[] (in SQ order) may go to the port now. */
 int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
 uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
+/* Give back what dpv__pace_take took for @n WRs the port did not take after all. */
+void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
 
 /* The ibv_wr_* API (qp_ex.c): check @send_ops_flags against the QP type's opcodes
  * (-EOPNOTSUPP for an operation the type has not) and set up the QP's ibv_qp_ex; undo it. */
