@@ -403,12 +403,34 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
+	/* RAW_PACKET QPs pace in software at any rate in this range (pace.c) */
+	ex.packet_pacing_caps.qp_rate_limit_min = DPV_PACE_MIN_KBPS;
+	ex.packet_pacing_caps.qp_rate_limit_max = DPV_PACE_MAX_KBPS;
+	ex.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	/* completion timestamps count the TSC (64 bits), in kHz as verbs reports clocks */
+	ex.completion_timestamp_mask = UINT64_MAX;
+	ex.hca_core_clock = dpv__core_clock_khz();
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }
 
 /* The RoCE MTU of the port, as rxe derives it (dpv__roce_active_mtu); a port too small for
  * even 256 bytes of RoCE payload still says 256 (enum ibv_mtu has nothing below). */
+/* ibv_query_rt_values_ex(3): the clock completion timestamps count, read now, in
+ * raw_clock.tv_nsec (tv_sec 0), as mlx5 returns its free-running counter; comp_mask says
+ * what was filled. Unknown request bits: EINVAL. */
+int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	if (context == NULL || values == NULL ||
+	    (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)rte_rdtsc();
+	}
+	return 0;
+}
+
 static enum ibv_mtu ib_mtu_of(uint32_t mtu)
 {
 	int ib = dpv__roce_active_mtu(mtu);

@@ -100,6 +100,7 @@ struct dpv_context {
 	STAILQ_HEAD(, dpv_async_event) async_events;
 	struct dpv_mr_table *mrs;
 	struct dpv_objset pds, tds, flows;  /* PDs (parent domains too), TDs, ibv_create_flow's */
+	struct dpv_objset channels;         /* completion channels */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -136,6 +137,7 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		   size_t attr_len);
+int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
 /* A port event (@type: GID_CHANGE ...) on port 1 of every open context of @dev. */
 void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type);
@@ -236,6 +238,13 @@ struct dpv_cqe {
 	bool solicited;            /* wakes a CQ armed for solicited completions only */
 };
 
+/* When a completion was written (a CQ created with a timestamp wc_flag keeps one per ring
+ * entry, beside the ring: the 64-byte CQE stays one cache line). */
+struct dpv_cqe_ts {
+	uint64_t tsc;              /* the TSC: hca_core_clock counts it (device.c) */
+	uint64_t wall_ns;          /* CLOCK_REALTIME, with _WALLCLOCK only */
+};
+
 struct dpv_channel {
 	struct ibv_comp_channel ibch;
 	pthread_mutex_t lock;
@@ -270,7 +279,13 @@ struct dpv_cq {
 	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
 	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
 	struct ibv_wc cur;
+	struct dpv_cqe_ts cur_ts;
 	uint64_t wc_flags;             /* the IBV_WC_EX_WITH_* fields asked for */
+	/* completion timestamps (ibv_create_cq_ex with a timestamp wc_flag): ts[i] is when
+	 * ring[i] was written; NULL without. Never earlier than the one before (last_tsc). */
+	struct dpv_cqe_ts *ts;
+	bool ts_wall;
+	uint64_t last_tsc;
 	bool single_threaded;          /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no session lock */
 	dpv_spinlock_t poll_lock;
 };
@@ -299,8 +314,14 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 /* Before taking completions: progress the context as dpv_poll_cq does (when the CQ is empty,
  * and every 16th poll anyway). */
 void dpv__cq_poll_progress(struct dpv_cq *cq);
-/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq); -ENOENT if none. */
+/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq), and its
+ * timestamps into cq->cur_ts when the CQ keeps them; -ENOENT if none. */
 int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc);
+/* Keep completion timestamps (TSC, and CLOCK_REALTIME too if @wall) from now on: a new CQ
+ * only, before any QP uses it; -ENOMEM. */
+int dpv__cq_timestamps(struct dpv_cq *cq, bool wall);
+/* The device's completion clock in kHz (ibv_device_attr_ex.hca_core_clock): the TSC's. */
+uint64_t dpv__core_clock_khz(void);
 /* The context's create_cq_ex op (cq_ex.c). */
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
@@ -421,6 +442,21 @@ static inline uint64_t dpv__cyc_start(void)
 
 struct dpv_wr_batch;
 
+/* Packet pacing (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket of bytes the
+ * transport takes a WR's length from before handing its frames to the port, refilled from
+ * the TSC; kbps 0: no pacing. Changed under the QP's control lock; used by whoever kicks
+ * the SQ (the posting thread, a poller, the service lcore), under the QP's (service) lock. */
+struct dpv_pace {
+	uint32_t kbps;
+	uint32_t burst;            /* bytes the bucket holds when full */
+	double per_tsc;            /* bytes one TSC cycle adds */
+	double tokens;             /* below 0 after a WR longer than what was left */
+	uint64_t last;             /* TSC of the last refill */
+};
+/* The rates ibv_query_device_ex reports in packet_pacing_caps (kbps). */
+#define DPV_PACE_MIN_KBPS 1u
+#define DPV_PACE_MAX_KBPS 400000000u     /* 400 Gb/s */
+
 /* struct ibv_qp is the head of struct ibv_qp_ex: a QP created with
  * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS hands out the extended one (qp_ex.c). */
 struct dpv_qp {
@@ -455,6 +491,7 @@ struct dpv_qp {
 	uint32_t qkey, sq_psn;
 	uint16_t pkey_index;
 	struct dpv_txh *txh;       /* RAW: its transmitter */
+	struct dpv_pace pace;      /* RAW: packet pacing */
 	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
 	/* ... and the frame sizes it takes, INLINE or not: 14 + [0, span) bytes (0: none) */
 	uint64_t fast_span_inline, fast_span_copy;
@@ -679,6 +716,14 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
 int dpv_dealloc_td(struct ibv_td *td);
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+int dpv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
+/* Packet pacing (pace.c): set the rate (0: none) and bucket size (0: 1 ms at the rate, at
+ * least one frame of the QP); -EINVAL
+ * outside packet_pacing_caps. How many of the @n WRs @w[] (in SQ order) may go to the port now. */
+int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
+uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
+/* Give back what dpv__pace_take took for @n WRs the port did not take after all. */
+void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
 
 /* The ibv_wr_* API (qp_ex.c): check @send_ops_flags against the QP type's opcodes
  * (-EOPNOTSUPP for an operation the type has not) and set up the QP's ibv_qp_ex; undo it. */
