@@ -3,11 +3,16 @@
  * completions, and later transport timers) and receives what its device's port has. A send
  * completion therefore never waits for the application to poll some other CQ (a zero-copy
  * frame looped back on net_ring is freed only when the port's receive side takes it). */
+#include <errno.h>
+#include <stdio.h>
+
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "verbs_priv.h"
 
 #define RX_BURST 32
+#define LOOP_RING 1024
 _Static_assert(RX_BURST <= 64, "port_rx's taken mask has 64 bits");
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
@@ -24,26 +29,79 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_unlock(&ctx->qps_lock);
 }
 
-/* A burst of the port's frames to each transport (dpv_rx_transports), then freed in bulk.
- * One receiver at a time: a thread that finds the port busy does not wait. A port nobody
- * receives from is not polled. */
+int dpv__device_loop_init(struct dpv_device *dev)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+	int rc = 0;
+
+	pthread_mutex_lock(&lock);
+	if (__atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE) == NULL) {
+		snprintf(name, sizeof(name), "dpv_loop_%p", (void *)dev);
+		r = rte_ring_create(name, LOOP_RING, dev->caps.socket_id, RING_F_SC_DEQ);
+		if (r != NULL)
+			__atomic_store_n(&dev->loop, r, __ATOMIC_RELEASE);
+		else
+			rc = -ENOMEM;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n)
+{
+	struct rte_ring *r = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+
+	return r == NULL ? 0 : rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+}
+
+void dpv__device_loop_fini(struct dpv_device *dev)
+{
+	struct rte_ring *r = dev->loop;
+	void *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_dequeue(r, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(r);
+	dev->loop = NULL;
+}
+
+/* @n received frames to each transport (dpv_rx_transports); rx_lock held. */
+static void rx_give(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
+{
+	uint64_t taken = 0;
+
+	for (int i = 0; dpv_rx_transports[i] != NULL; i++)
+		dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
+}
+
+/* A burst of the port's frames to each transport, then freed in bulk; first what the port
+ * looped back to itself. One receiver at a time: a thread that finds the port busy does not
+ * wait. A port nobody receives from is not polled. */
 void dpv__port_rx_poll(struct dpv_device *dev)
 {
-	struct rte_mbuf *frames[RX_BURST];
-	uint16_t n;
+	struct rte_mbuf *frames[RX_BURST], *looped[RX_BURST];
+	struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+	uint16_t n, nl = 0;
 
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
 	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
+	if (loop != NULL && !rte_ring_empty(loop)) {
+		nl = (uint16_t)rte_ring_dequeue_burst(loop, (void **)looped, RX_BURST, NULL);
+		rx_give(dev, looped, nl);
+	}
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
 	if (n > 0) {
-		uint64_t taken = 0;
-
-		for (int i = 0; dpv_rx_transports[i] != NULL; i++)
-			dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
+		rx_give(dev, frames, n);
 		dev->rx_frames += n;
 	}
 	dpv__spinlock_unlock(&dev->rx_lock);
+	if (nl > 0)
+		rte_pktmbuf_free_bulk(looped, nl);
 	if (n > 0)
 		rte_pktmbuf_free_bulk(frames, n);
 }
