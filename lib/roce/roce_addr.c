@@ -5,6 +5,7 @@
  * is first seen, and from dpv_port_add_addr / dpv_port_del_addr at run time; each change
  * raises IBV_EVENT_GID_CHANGE on every open context of the device. The table is read without
  * a lock (a sequence lock), so a data path may look GIDs up while addresses change. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -171,10 +172,14 @@ static void apply_config(struct dpv_roce_port *rp)
 		if (strcmp(a->port, dev->caps.name) != 0 && strcmp(a->port, dev->ibdev.name) != 0)
 			continue;
 		rc = addr_add(rp, a->family, a->addr);
-		if (rc < 0)
-			VERBS_LOG(ERR, "port %s: configured address %u not added: %s", dev->caps.name,
-				  i + 1, rc == -EEXIST ? "given twice" :
+		if (rc < 0) {
+			char text[INET6_ADDRSTRLEN] = "?";
+
+			inet_ntop(a->family, a->addr, text, sizeof(text));
+			VERBS_LOG(ERR, "port %s: configured address %s not added: %s", dev->caps.name,
+				  text, rc == -EEXIST ? "the port has it already" :
 				  "the GID table is full (15 addresses per port)");
+		}
 	}
 }
 
@@ -188,6 +193,7 @@ int dpv__roce_port_init(struct dpv_device *dev)
 	rp->dev = dev;
 	pthread_mutex_init(&rp->lock, NULL);
 	dpv__spinlock_init(&rp->neigh_lock);
+	dpv__spinlock_init(&rp->txq_lock);
 	dev->roce = rp;
 	dpv__roce_gid_from_mac(gid, dev->caps.mac);
 	pthread_mutex_lock(&rp->lock);
@@ -203,7 +209,7 @@ void dpv__roce_port_start(struct dpv_device *dev, bool started)
 	uint8_t gid[16], cur[16];
 
 	pthread_mutex_lock(&rp->lock);
-	rp->started = started;
+	__atomic_store_n(&rp->started, started, __ATOMIC_RELAXED);
 	dpv__roce_gid_from_mac(gid, dev->caps.mac);     /* known for sure once started */
 	if (started && (!dpv__roce_gid_read(rp, 0, cur) || memcmp(cur, gid, 16) != 0))
 		gid_write(rp, 0, gid);
@@ -275,28 +281,20 @@ static unsigned int solicited_macs(struct dpv_roce_port *rp, uint8_t macs[][6])
 void dpv__roce_port_update(struct dpv_roce_port *rp)
 {
 	struct dpv_device *dev = rp->dev;
-	bool want_txq = rp->started && __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) > 0;
 	uint8_t macs[DPV_ROCE_GID_TBL_LEN][6];
 	unsigned int n;
 	int rc;
 
-	if (!rp->started) {
+	if (!__atomic_load_n(&rp->started, __ATOMIC_RELAXED)) {
+		dpv__spinlock_lock(&rp->txq_lock);
 		if (rp->txq != NULL)
 			dev->ops->txq_detach(rp->txq);
 		__atomic_store_n(&rp->txq, NULL, __ATOMIC_RELEASE);
+		dpv__spinlock_unlock(&rp->txq_lock);
 		return;
 	}
-	if (want_txq && rp->txq == NULL) {
-		struct dpv_txq *q;
-
-		if (dev->ops->txq_attach(dev->port, &q) == 0)
-			__atomic_store_n(&rp->txq, q, __ATOMIC_RELEASE);
-		else
-			VERBS_LOG(ERR, "port %s: no transmit queue: ARP and ND go unanswered",
-				  dev->caps.name);
-	}
-	/* the queue stays attached once taken: a frame on its way may still use it */
-	n = solicited_macs(rp, macs);
+	/* ND is answered once the port has an address: then its GIDs' solicitations must come */
+	n = __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) > 0 ? solicited_macs(rp, macs) : 0;
 	rc = dev->ops->rx_mcast_set == NULL ? 0 : dev->ops->rx_mcast_set(dev->port, macs, n);
 	if (rc != 0)
 		VERBS_LOG(WARNING, "port %s: cannot receive IPv6 solicited-node multicast (%s): "

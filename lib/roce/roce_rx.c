@@ -179,7 +179,6 @@ void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t 
 {
 	struct rx_state st = { .dev = dev };
 
-	dpv__roce_neigh_rx(dev, pkts, n, taken);       /* ARP and ND for the port's addresses */
 	if (__atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0)
 		return;
 	for (uint16_t i = 0; i < n; i++)

@@ -37,10 +37,11 @@ static const struct dpv_transport_ops *const transports[] = {
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
 };
 
-/* The transports a received burst is offered to, in order: RoCE takes its UDP 4791 frames to
- * the port's GIDs before RAW_PACKET's steering sees the rest. */
+/* The transports a received burst is offered to, in order: ARP and IPv6 ND for a port with
+ * addresses (lib/roce/roce_neigh.c), then RoCE's UDP 4791 frames to the port's GIDs
+ * (lib/roce/roce_rx.c), before RAW_PACKET's steering sees the rest. */
 const struct dpv_transport_ops *const dpv_rx_transports[] = {
-	&dpv_ud_transport, &dpv_raw_transport, NULL
+	&dpv_roce_neigh_transport, &dpv_ud_transport, &dpv_raw_transport, NULL
 };
 
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \

@@ -432,6 +432,8 @@ struct dpv_transport_ops {
 
 extern const struct dpv_transport_ops dpv_raw_transport;
 extern const struct dpv_transport_ops dpv_ud_transport;
+/* ARP and IPv6 ND of a port with addresses (lib/roce/roce_neigh.c): only .port_rx. */
+extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 /* Transports that take received frames, NULL-terminated, in the order they see a burst. */
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 

@@ -3,7 +3,9 @@
  * file and from dpv_port_add_addr / dpv_port_del_addr, identical through ibv_query_gid,
  * ibv_query_gid_ex and ibv_query_gid_table; the errors of the address calls; the
  * IBV_EVENT_GID_CHANGE each change raises on every open context of the device (and on no
- * other); ibv_query_port's GID table length and RoCE MTUs for a few port MTUs.
+ * other); ibv_query_port's GID table length and RoCE MTUs for a few port MTUs; resolving
+ * GIDs that need no answer (own, link-local, multicast) without a frame, and a peer nobody
+ * answers to EHOSTUNREACH after the configured requests.
  * Linked with the internal libraries (rte_eth_dev_set_mtu changes the port's MTU).
  * DPV_EAL_ARGS: --vdev=net_null0 --vdev=net_null1. */
 #include <arpa/inet.h>
@@ -260,6 +262,14 @@ static void check_resolve_local(struct ibv_context *ctx, const union ibv_gid *ll
 	CHECK_EQ(resolve(ctx, 2, &g, mac), -EINVAL);
 	CHECK_EQ(resolve(ctx, 1, ll, mac), -EINVAL);     /* link-local peer from an IPv4 GID */
 	CHECK_EQ(port_opackets(ctx) - sent, 0);
+
+	/* a peer nobody answers (net_null answers nothing): the default 3 requests within the
+	 * configured 100 ms, then EHOSTUNREACH */
+	CHECK_EQ(resolve(ctx, 1, &g, mac), -EHOSTUNREACH);
+	CHECK_EQ(port_opackets(ctx) - sent, 3);
+	gid_v6(&g, "fd00::50");
+	CHECK_EQ(resolve(ctx, 2, &g, mac), -EHOSTUNREACH);
+	CHECK_EQ(port_opackets(ctx) - sent, 6);
 }
 
 /* rxe's active MTU: the largest of 256 ... 4096 at most MTU - 80 bytes. */

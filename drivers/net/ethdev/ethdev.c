@@ -363,8 +363,8 @@ static int eth_rx_mcast_set(struct dpv_port *p, const uint8_t (*macs)[6], unsign
 	for (unsigned int i = 0; i < n; i++)
 		memcpy(list[i].addr_bytes, macs[i], 6);
 	rc = rte_eth_dev_set_mc_addr_list(p->port_id, n > 0 ? list : NULL, n);
-	if (rc == -ENOTSUP && n > 0)
-		rc = rte_eth_allmulticast_enable(p->port_id);
+	if (rc == -ENOTSUP)
+		rc = n > 0 ? rte_eth_allmulticast_enable(p->port_id) : 0;
 	if (rc == -ENOTSUP && !p->dma)
 		rc = 0;          /* a vdev: no MAC filter between it and its link */
 	return rc;
