@@ -12,16 +12,14 @@
  * signaled and unsignaled sends; SOLICITED waking a CQ armed for solicited events only;
  * INLINE; gather and scatter lists; a receive buffer too small (LOC_LEN_ERR, QP to ERR); UD
  * TSO; multicast attach/detach errors; post-time errors. DPV_EAL_ARGS: --vdev=net_ring0. */
-#include <arpa/inet.h>
 #include <poll.h>
 
-#include "dpv_test.h"
+#include "dpv_test_ud.h"
 
 #define QKEY_A 0x11111111u
 #define QKEY_B 0x22222222u
 #define SLOT 8192                   /* receive slots of the buffer */
 #define RX_BASE (256 * 1024)
-#define GUARD 0xA5
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -31,66 +29,20 @@ static uint8_t *buf;                /* [0, RX_BASE): send data; then receive slo
 static uint32_t mtu;                /* the path MTU in bytes */
 static union ibv_gid gid4, gid6;    /* the port's GIDs 1 (10.1.0.1) and 2 (fd00::1) */
 
-static void gid_v4(union ibv_gid *g, const char *a)
-{
-	memset(g, 0, sizeof(*g));
-	g->raw[10] = g->raw[11] = 0xff;
-	inet_pton(AF_INET, a, &g->raw[12]);
-}
-
 static struct ibv_qp *ud_qp_make(struct ibv_cq *s, struct ibv_cq *r, int sig_all)
 {
-	struct ibv_qp_init_attr init = {
-		.send_cq = s, .recv_cq = r, .qp_type = IBV_QPT_UD, .sq_sig_all = sig_all,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
-			 .max_recv_sge = 4, .max_inline_data = 256 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &init);
-
-	if (qp == NULL) {
-		fprintf(stderr, "ibv_create_qp(UD): %s\n", strerror(errno));
-		exit(1);
-	}
-	return qp;
-}
-
-static int to_init(struct ibv_qp *qp, uint32_t qkey)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-				 .qkey = qkey };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-}
-
-static int to_state(struct ibv_qp *qp, enum ibv_qp_state s, int extra, uint32_t psn)
-{
-	struct ibv_qp_attr a = { .qp_state = s, .sq_psn = psn };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | extra);
+	return ud_qp_create(pd, s, r, sig_all);
 }
 
 static struct ibv_qp *ud_qp(uint32_t qkey, uint32_t psn, int sig_all)
 {
-	struct ibv_qp *qp = ud_qp_make(scq, rcq, sig_all);
-
-	if (to_init(qp, qkey) || to_state(qp, IBV_QPS_RTR, 0, 0) ||
-	    to_state(qp, IBV_QPS_RTS, IBV_QP_SQ_PSN, psn)) {
-		fprintf(stderr, "UD QP to RTS: %s\n", strerror(errno));
-		exit(1);
-	}
-	return qp;
+	return ud_qp_rts(pd, scq, rcq, qkey, psn, sig_all);
 }
 
 static struct ibv_ah *ah_make(int sgid_index, const union ibv_gid *dgid, uint8_t tclass,
 			      uint32_t flow, uint8_t hop)
 {
-	struct ibv_ah_attr a = {
-		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = *dgid, .sgid_index = (uint8_t)sgid_index, .hop_limit = hop,
-			 .traffic_class = tclass, .flow_label = flow },
-	};
-
-	return ibv_create_ah(pd, &a);
+	return ud_ah(pd, sgid_index, dgid, tclass, flow, hop);
 }
 
 static uint8_t *slot_of(int slot)
@@ -105,12 +57,6 @@ static int post_recv(struct ibv_qp *qp, int slot, uint32_t len, uint64_t wr_id)
 
 	memset(slot_of(slot), GUARD, SLOT);
 	return ibv_post_recv(qp, &wr, &bad);
-}
-
-static void pattern(uint8_t *p, uint32_t len, uint8_t seed)
-{
-	for (uint32_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed + i * 7);
 }
 
 static int send_ud(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t rqpn, uint32_t qkey,
@@ -141,65 +87,6 @@ static struct dpv_port_stats stats(void)
 
 	dpv_query_port_stats(ctx, &st);
 	return st;
-}
-
-static uint16_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* The GRH of a datagram from @src to @dst (GIDs of the same family) carrying @len payload
- * bytes (+ 4 of immediate data), as the receive buffer must hold it. */
-static void check_grh(const uint8_t *g, const union ibv_gid *src, const union ibv_gid *dst,
-		      uint32_t len, bool imm, uint8_t tclass, uint32_t flow, uint8_t hop)
-{
-	uint32_t udp = 8 + 12 + 8 + (imm ? 4 : 0) + len + (-len & 3) + 4;
-	static const uint8_t zero[20];
-
-	if (src->raw[10] == 0xff && src->raw[0] == 0) {
-		const uint8_t *ip = g + 20;
-
-		CHECK(memcmp(g, zero, 20) == 0, "IPv4 GRH: bytes 0-19 not zero");
-		CHECK_EQ(ip[0], 0x45);
-		CHECK_EQ(ip[1], tclass);
-		CHECK_EQ(be16(ip + 2), 20 + udp);
-		CHECK_EQ(be16(ip + 6), 0x4000);        /* DF */
-		CHECK_EQ(ip[8], hop);
-		CHECK_EQ(ip[9], 17);
-		CHECK_EQ(sum16(ip, 20, 0), 0xffff);     /* header checksum right */
-		CHECK(memcmp(ip + 12, src->raw + 12, 4) == 0, "IPv4 source");
-		CHECK(memcmp(ip + 16, dst->raw + 12, 4) == 0, "IPv4 destination");
-	} else {
-		uint32_t vtf = (uint32_t)g[0] << 24 | (uint32_t)g[1] << 16 | (uint32_t)g[2] << 8 |
-			       g[3];
-
-		CHECK_EQ(vtf, 6u << 28 | (uint32_t)tclass << 20 | flow);
-		CHECK_EQ(be16(g + 4), udp);
-		CHECK_EQ(g[6], 17);
-		CHECK_EQ(g[7], hop);
-		CHECK(memcmp(g + 8, src->raw, 16) == 0, "IPv6 source");
-		CHECK(memcmp(g + 24, dst->raw, 16) == 0, "IPv6 destination");
-	}
-}
-
-static void check_guard(const uint8_t *p, size_t from, size_t to, const char *what)
-{
-	size_t bad = 0;
-
-	for (size_t i = from; i < to; i++)
-		bad += p[i] != GUARD;
-	CHECK(bad == 0, "%s: %zu bytes written outside the datagram", what, bad);
 }
 
 /* One datagram from @s to @r: SEND or SEND_WITH_IMM of @len bytes, both completions and the
@@ -315,10 +202,10 @@ static void check_states(void)
 	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_QKEY, &qi), 0);
 	CHECK_EQ(q.qkey, 9);
 	/* RTS -> SQD -> RTS; then RESET and back */
-	CHECK_EQ(to_state(qp, IBV_QPS_SQD, 0, 0), 0);
-	CHECK_EQ(to_state(qp, IBV_QPS_RTS, 0, 0), 0);
-	CHECK_EQ(to_state(qp, IBV_QPS_RESET, 0, 0), 0);
-	CHECK_EQ(to_init(qp, 10), 0);
+	CHECK_EQ(ud_to_state(qp, IBV_QPS_SQD, 0, 0), 0);
+	CHECK_EQ(ud_to_state(qp, IBV_QPS_RTS, 0, 0), 0);
+	CHECK_EQ(ud_to_state(qp, IBV_QPS_RESET, 0, 0), 0);
+	CHECK_EQ(ud_to_init(qp, 10), 0);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
@@ -496,7 +383,7 @@ static void check_solicited(struct ibv_qp *qa)
 	struct ibv_wc wc[2];
 	void *cctx;
 
-	CHECK(to_init(qr, QKEY_B) == 0 && to_state(qr, IBV_QPS_RTR, 0, 0) == 0, "qr to RTR");
+	CHECK(ud_to_init(qr, QKEY_B) == 0 && ud_to_state(qr, IBV_QPS_RTR, 0, 0) == 0, "qr to RTR");
 	CHECK_EQ(post_recv(qr, 8, SLOT, 1), 0);
 	CHECK_EQ(post_recv(qr, 9, SLOT, 2), 0);
 	CHECK_EQ(ibv_req_notify_cq(cq, 1), 0);
@@ -576,7 +463,7 @@ static void check_sg(struct ibv_qp *qa, struct ibv_qp *qb)
 
 	CHECK(ibv_query_qp(qa, &qa_attr, IBV_QP_STATE, &qi) == 0 &&
 	      qa_attr.qp_state == IBV_QPS_SQE, "state after a send error: %d", qa_attr.qp_state);
-	CHECK_EQ(to_state(qa, IBV_QPS_RTS, 0, 0), 0);        /* SQE -> RTS */
+	CHECK_EQ(ud_to_state(qa, IBV_QPS_RTS, 0, 0), 0);        /* SQE -> RTS */
 	ibv_destroy_ah(ah);
 }
 
@@ -693,7 +580,7 @@ int main(void)
 		return 1;
 	}
 	gid_v4(&gid4, "10.1.0.1");
-	inet_pton(AF_INET6, "fd00::1", gid6.raw);
+	gid_v6(&gid6, "fd00::1");
 	pd = ibv_alloc_pd(ctx);
 	scq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
 	rcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
