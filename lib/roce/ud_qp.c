@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "roce_port.h"
 #include "roce_ud.h"
 
 static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
@@ -189,9 +190,50 @@ static int mcast_change(struct dpv_qp *qp, const uint8_t gid[16], bool attach)
 
 int dpv__ud_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 {
+	int rc;
+
 	if (!dpv__roce_gid_is_mcast(gid->raw))
 		return -EINVAL;
-	return mcast_change(qp, gid->raw, attach);
+	rc = mcast_change(qp, gid->raw, attach);
+	if (rc == 0)
+		dpv__roce_port_refresh(qp->ctx->dev);     /* the port's multicast filter */
+	return rc;
+}
+
+/* RFC 1112 6.4: 01:00:5e + the group's low 23 bits; RFC 2464 7: 33:33 + its last 4 bytes. */
+static void group_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5E;
+		mac[3] = gid[13] & 0x7F;
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+	} else {
+		mac[0] = mac[1] = 0x33;
+		memcpy(mac + 2, gid + 12, 4);
+	}
+}
+
+unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsigned int max)
+{
+	struct dpv_mcast *m;
+	unsigned int n = 0;
+
+	dpv__spinlock_lock(&dev->rx_lock);
+	TAILQ_FOREACH(m, &dev->mcasts, next) {
+		uint8_t mac[6];
+		bool dup = false;
+
+		group_mac(m->gid, mac);
+		for (unsigned int j = 0; j < n; j++)
+			dup |= memcmp(macs[j], mac, 6) == 0;
+		if (!dup && n < max)
+			memcpy(macs[n++], mac, 6);
+	}
+	dpv__spinlock_unlock(&dev->rx_lock);
+	return n;
 }
 
 void dpv__ud_mcast_detach_all(struct dpv_qp *qp)
@@ -209,10 +251,13 @@ void dpv__ud_mcast_detach_all(struct dpv_qp *qp)
 		}
 	}
 	dpv__spinlock_unlock(&dev->rx_lock);
+	if (TAILQ_EMPTY(&gone))
+		return;
 	while ((m = TAILQ_FIRST(&gone)) != NULL) {
 		TAILQ_REMOVE(&gone, m, next);
 		free(m);
 	}
+	dpv__roce_port_refresh(dev);
 }
 
 bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16])
