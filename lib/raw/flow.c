@@ -357,6 +357,10 @@ int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_flow *f, *found = NULL;
 
+	if (gid == NULL) {
+		dpv__qp_mcast_detach_all(qp);
+		return 0;
+	}
 	if (!(gid->raw[10] & 1))
 		return -EINVAL;                   /* not a multicast MAC */
 	pthread_rwlock_wrlock(&dev->flows_lock);

@@ -192,6 +192,10 @@ int dpv__ud_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 {
 	int rc;
 
+	if (gid == NULL) {
+		dpv__ud_mcast_detach_all(qp);
+		return 0;
+	}
 	if (!dpv__roce_gid_is_mcast(gid->raw))
 		return -EINVAL;
 	rc = mcast_change(qp, gid->raw, attach);

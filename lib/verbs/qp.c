@@ -218,7 +218,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		return EBUSY;                /* flows steer to it: destroy them first */
 	ctx = qp->ctx;
 	dpv__telemetry_qp(qp, false);
-	dpv__qp_mcast_detach_all(qp);
+	qp->ops->mcast(qp, NULL, false);     /* its multicast groups */
 	dpv__service_qp_del(qp);             /* the service lcore lets go of it */
 	dpv__context_qp_del(ctx, qp);        /* and progress */
 	dpv__qpn_free(ctx->dev, qp, ibqp->qp_num);   /* and the receive side */

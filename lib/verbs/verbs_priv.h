@@ -424,7 +424,9 @@ struct dpv_transport_ops {
 	 * that RAW_PACKET's SNIFFER flows still get a copy of them. */
 	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			uint64_t *taken);
-	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held). */
+	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held);
+	 * @gid NULL, detaching: every group of the QP (ibv_destroy_qp, before the receive side
+	 * lets go of the QP: no frame reaches it through a group afterwards). */
 	int (*mcast)(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
 	/* Service mode: may this transport's QPs be progressed by a service lcore? */
 	bool service;

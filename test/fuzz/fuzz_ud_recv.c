@@ -30,6 +30,7 @@
 
 #define GUARD 0xA5
 #define QKEY 0x600DF00Du
+#define MARKER_QKEY 0x3A3A3A3Au
 #define AREA (3 * 2048)               /* the receive buffer: three SGE windows */
 #define SGE_ROOM 1600                 /* the most an SGE window takes */
 #define MAX_FRAME 1514
@@ -61,7 +62,8 @@ static double now(void)
 
 static void modify(struct ibv_qp *q, enum ibv_qp_state s)
 {
-	struct ibv_qp_attr a = { .qp_state = s, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp_attr a = { .qp_state = s, .port_num = 1,
+				 .qkey = q == marker ? MARKER_QKEY : QKEY };
 	int mask = IBV_QP_STATE;
 
 	if (s == IBV_QPS_INIT)
@@ -131,14 +133,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	rcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	area = aligned_alloc(4096, AREA + 4096);
+	area = aligned_alloc(4096, 4 * 4096);         /* AREA, then the marker's buffer */
 	sbuf = aligned_alloc(4096, 4 * 4096);
 	CHECK(pd != NULL && cq != NULL && mcq != NULL && rcq != NULL && area && sbuf);
 	mr = ibv_reg_mr(pd, area, AREA + 4096, IBV_ACCESS_LOCAL_WRITE);
 	smr = ibv_reg_mr(pd, sbuf, 4 * 4096, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr != NULL && smr != NULL);
 	qp = make_qp(IBV_QPT_UD, cq);
-	marker = make_qp(IBV_QPT_UD, mcq);
+	marker = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
+		.send_cq = mcq, .recv_cq = mcq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } });
+	CHECK(marker != NULL);
+	modify(marker, IBV_QPS_INIT);
+	modify(marker, IBV_QPS_RTR);
 	raw = make_qp(IBV_QPT_RAW_PACKET, rcq);
 	atexit(cleanup);                          /* after dpverbs' own exit handler: runs first */
 	return 0;
@@ -205,15 +212,17 @@ static void raw_send(const uint8_t *f, size_t len)
 	CHECK(wc.status == IBV_WC_SUCCESS);
 }
 
-/* A datagram to the marker QP after the frame: once it is there, so is the frame. */
-static void sync_marker(void)
+/* A datagram to the marker QP after the frame: once it is there, so is the frame. @extra:
+ * the frame itself goes to the marker QP too (a mutation made its QPN and Q_Key the
+ * marker's): its completion comes first. */
+static void sync_marker(bool extra, uint32_t extra_len)
 {
-	struct ibv_sge sge = { (uintptr_t)area + AREA, 64, mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)area + AREA, 2048, mr->lkey };
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
 	struct dpv_roce_path p = { .hop_limit = 64, .sport = 0xC123 };
 	struct dpv_roce_hdrs h = { .bth = { .opcode = 0x64, .pkey = 0xFFFF,
 					    .dqpn = marker->qp_num },
-				   .deth = { .qkey = QKEY, .sqpn = 1 } };
+				   .deth = { .qkey = MARKER_QKEY, .sqpn = 1 } };
 	uint8_t f[128];
 	struct ibv_wc wc;
 	int n;
@@ -225,13 +234,16 @@ static void sync_marker(void)
 	n = dpv__roce_frame_build(f, sizeof(f), &p, &h, "mark", 4);
 	CHECK(n > 0 && ibv_post_recv(marker, &rwr, &rbad) == 0);
 	raw_send(f, (size_t)n);
-	for (double end = now() + 5; ibv_poll_cq(mcq, 1, &wc) == 0;)
-		CHECK(now() < end);
-	CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == 44);
+	for (int k = extra ? 2 : 1; k > 0; k--) {
+		for (double end = now() + 5; ibv_poll_cq(mcq, 1, &wc) == 0;)
+			CHECK(now() < end);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == (k == 1 ? 44 : extra_len));
+	}
 }
 
-/* Would the QP take this frame? Then *@fr is what it takes. */
-static bool deliverable(const uint8_t *f, size_t len, struct dpv_roce_frame *fr)
+/* Would a UD QP numbered @qpn with @qkey take this frame? Then *@fr is what it takes. */
+static bool deliverable(const uint8_t *f, size_t len, struct dpv_roce_frame *fr, uint32_t qpn,
+			uint32_t qkey)
 {
 	bool local = false;
 
@@ -240,7 +252,7 @@ static bool deliverable(const uint8_t *f, size_t len, struct dpv_roce_frame *fr)
 	for (int i = 0; i < 3; i++)
 		local |= memcmp(fr->dgid, gid[i], 16) == 0;
 	return local && (fr->h.bth.opcode == 0x64 || fr->h.bth.opcode == 0x65) &&
-	       fr->h.bth.dqpn == qp->qp_num && fr->h.deth.qkey == QKEY;
+	       fr->h.bth.dqpn == qpn && fr->h.deth.qkey == qkey;
 }
 
 /* The receive buffer after the frame: @want (@n bytes, NULL: none) scattered over the SGE
@@ -300,9 +312,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	modify(qp, IBV_QPS_RTR);
 	memset(area, GUARD, AREA);
 	CHECK(ibv_post_recv(qp, &rwr, &bad) == 0);
-	deliver = deliverable(f, len, &fr);
+	deliver = deliverable(f, len, &fr, qp->qp_num, QKEY);
+	if (!deliver && deliverable(f, len, &fr, marker->qp_num, MARKER_QKEY)) {
+		CHECK(ibv_post_recv(marker, &(struct ibv_recv_wr){ .sg_list = &(struct ibv_sge){
+			(uintptr_t)area + AREA, 2048, mr->lkey }, .num_sge = 1 }, &bad) == 0);
+		raw_send(f, len);
+		sync_marker(true, 40 + fr.payload_len);
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
+		check_area(sge, nsge, NULL, 0);
+		return 0;
+	}
 	raw_send(f, len);
-	sync_marker();
+	sync_marker(false, 0);
 	if (!deliver) {
 		CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
 		check_area(sge, nsge, NULL, 0);
