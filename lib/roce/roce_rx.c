@@ -177,10 +177,14 @@ static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 		       uint64_t *taken)
 {
-	struct rx_state st = { .dev = dev };
+	struct rx_state st;
 
 	if (__atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0)
 		return;
+	st.dev = dev;                 /* not "= { ... }": that zeroes 32 CQEs per burst */
+	st.held = NULL;
+	st.batch.cq = NULL;
+	st.batch.n = 0;
 	for (uint16_t i = 0; i < n; i++)
 		if (!(*taken >> i & 1) && rx_one(&st, pkts[i]))
 			*taken |= 1ull << i;
