@@ -13,6 +13,7 @@
  * INLINE; gather and scatter lists; a receive buffer too small (LOC_LEN_ERR, QP to ERR); UD
  * TSO; multicast attach/detach errors; post-time errors. DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <poll.h>
+#include <pthread.h>
 
 #include "dpv_test_ud.h"
 
@@ -583,6 +584,151 @@ static void check_qp_ex(struct ibv_qp *qb)
 	ibv_destroy_qp(q);
 }
 
+/* Two threads, each with its own QP and CQs, send 4096 numbered datagrams to the other's QP
+ * through the loopback while a third creates, attaches, detaches and destroys UD QPs: every
+ * datagram arrives, once, in order, and nothing deadlocks. */
+#define T_MSGS 4096
+
+struct peer {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;                   /* T_MSGS receive slots of 64 bytes, then the send data */
+	uint32_t to_qpn;
+	struct ibv_ah *ah;
+	int got, in_order, sent_ok;
+};
+
+static pthread_barrier_t t_start;
+static volatile int t_running;
+
+static void *peer_run(void *arg)
+{
+	struct peer *p = arg;
+	struct ibv_wc wc[32];
+	int sent = 0, done = 0;
+
+	pthread_barrier_wait(&t_start);
+	while ((p->got < T_MSGS || done < sent || sent < T_MSGS) && t_running) {
+		struct ibv_send_wr wr[16], *bad;
+		struct ibv_sge sge[16];
+		int k = 0;
+
+		for (; k < 16 && sent + k < T_MSGS && sent + k - done < 48; k++) {
+			uint8_t *d = p->buf + T_MSGS * 64 + (size_t)((sent + k) % 64) * 16;
+
+			memcpy(d, &(uint32_t){ (uint32_t)(sent + k) }, 4);
+			sge[k] = (struct ibv_sge){ (uintptr_t)d, 4, p->mr->lkey };
+			wr[k] = (struct ibv_send_wr){ .wr_id = (uint64_t)(sent + k), .sg_list = &sge[k],
+						      .num_sge = 1, .opcode = IBV_WR_SEND,
+						      .send_flags = IBV_SEND_SIGNALED,
+						      .wr.ud = { .ah = p->ah, .remote_qpn = p->to_qpn,
+								 .remote_qkey = QKEY_A },
+						      .next = NULL };
+			if (k > 0)
+				wr[k - 1].next = &wr[k];
+		}
+		if (k > 0 && ibv_post_send(p->qp, wr, &bad) == 0)
+			sent += k;
+		int n = ibv_poll_cq(p->cq, 32, wc);
+
+		for (int i = 0; i < n; i++) {
+			if (wc[i].opcode == IBV_WC_SEND) {
+				p->sent_ok += wc[i].status == IBV_WC_SUCCESS;
+				done++;
+				continue;
+			}
+			uint32_t seq;
+
+			memcpy(&seq, p->buf + wc[i].wr_id * 64 + 40, 4);
+			p->in_order += wc[i].status == IBV_WC_SUCCESS && seq == (uint32_t)p->got &&
+				       wc[i].wr_id == (uint64_t)p->got;
+			p->got++;
+		}
+	}
+	return NULL;
+}
+
+static void *churn_run(void *arg)
+{
+	union ibv_gid grp;
+	int *rounds = arg;
+
+	gid_v4(&grp, "239.9.9.9");
+	pthread_barrier_wait(&t_start);
+	while (t_running) {
+		struct ibv_qp *q = ud_qp(QKEY_B, 0, 0);
+
+		ibv_attach_mcast(q, &grp, 0);
+		if (*rounds % 2)
+			ibv_detach_mcast(q, &grp, 0);
+		ibv_destroy_qp(q);
+		(*rounds)++;
+	}
+	return NULL;
+}
+
+static void check_threads(void)
+{
+	struct peer p[2];
+	pthread_t th[3];
+	int rounds = 0;
+
+	pthread_barrier_init(&t_start, NULL, 3);
+	for (int i = 0; i < 2; i++) {
+		struct ibv_qp_init_attr a = { .qp_type = IBV_QPT_UD,
+					      .cap = { .max_send_wr = 64, .max_recv_wr = T_MSGS,
+						       .max_send_sge = 1, .max_recv_sge = 1 } };
+
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].cq = ibv_create_cq(ctx, 2 * T_MSGS + 64, NULL, NULL, 0);
+		a.send_cq = a.recv_cq = p[i].cq;
+		p[i].qp = ibv_create_qp(pd, &a);
+		p[i].buf = aligned_alloc(4096, T_MSGS * 64 + 4096);
+		p[i].mr = p[i].buf ? ibv_reg_mr(pd, p[i].buf, T_MSGS * 64 + 4096,
+						IBV_ACCESS_LOCAL_WRITE) : NULL;
+		p[i].ah = ah_make(1, &gid4, 0, 0, 64);
+		if (p[i].cq == NULL || p[i].qp == NULL || p[i].mr == NULL || p[i].ah == NULL ||
+		    ud_to_init(p[i].qp, QKEY_A) || ud_to_state(p[i].qp, IBV_QPS_RTR, 0, 0) ||
+		    ud_to_state(p[i].qp, IBV_QPS_RTS, IBV_QP_SQ_PSN, 0)) {
+			CHECK(0, "thread setup: %s", strerror(errno));
+			return;
+		}
+		for (int k = 0; k < T_MSGS; k++) {
+			struct ibv_sge sge = { (uintptr_t)p[i].buf + (size_t)k * 64, 64, p[i].mr->lkey };
+			struct ibv_recv_wr wr = { .wr_id = (uint64_t)k, .sg_list = &sge,
+						  .num_sge = 1 }, *bad;
+
+			CHECK_EQ(ibv_post_recv(p[i].qp, &wr, &bad), 0);
+		}
+	}
+	p[0].to_qpn = p[1].qp->qp_num;
+	p[1].to_qpn = p[0].qp->qp_num;
+	t_running = 1;
+	pthread_create(&th[0], NULL, peer_run, &p[0]);
+	pthread_create(&th[1], NULL, peer_run, &p[1]);
+	pthread_create(&th[2], NULL, churn_run, &rounds);
+	for (double end = test_now() + 60; test_now() < end &&
+	     (p[0].got < T_MSGS || p[1].got < T_MSGS || p[0].sent_ok < T_MSGS ||
+	      p[1].sent_ok < T_MSGS);)
+		usleep(10000);
+	t_running = 0;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		CHECK(p[i].got == T_MSGS && p[i].in_order == T_MSGS && p[i].sent_ok == T_MSGS,
+		      "thread %d: %d received, %d in order, %d sent", i, p[i].got, p[i].in_order,
+		      p[i].sent_ok);
+		ibv_destroy_ah(p[i].ah);
+		ibv_destroy_qp(p[i].qp);
+		ibv_dereg_mr(p[i].mr);
+		ibv_destroy_cq(p[i].cq);
+		free(p[i].buf);
+	}
+	CHECK(rounds > 0, "the churning thread ran");
+	pthread_barrier_destroy(&t_start);
+}
+
 /* Post-time checks of the UD column, and multicast attach errors. */
 static void check_post_errors(struct ibv_qp *qa)
 {
@@ -645,6 +791,7 @@ int main(void)
 	check_short_buffer();
 	check_tso(qa, qb);
 	check_qp_ex(qb);
+	check_threads();
 	check_post_errors(qa);
 	CHECK_EQ(ibv_destroy_qp(qa), 0);
 	CHECK_EQ(ibv_destroy_qp(qb), 0);
