@@ -273,6 +273,46 @@ struct dpv_cq_counters {
  */
 int dpv_query_cq_counters(struct ibv_cq *cq, struct dpv_cq_counters *counters);
 
+/* ---- fault injection (doc/faults.md): test a transport against loss, disorder, corruption ---- */
+
+/** Directions fault injection acts on (a bit set). */
+enum dpv_fault_dirs {
+	DPV_FAULT_RX = 1 << 0,  /* every frame the port receives (the wire and RoCE loopback) */
+	DPV_FAULT_TX = 1 << 1,  /* frames the RoCE transports and ARP/ND hand to the port */
+};
+
+/** Fractions of frames, in parts per million (0 .. 1000000), and the generator's seed. */
+struct dpv_faults {
+	uint32_t drop_ppm;          /* freed, never delivered */
+	uint32_t dup_ppm;           /* delivered twice (a copy right behind it) */
+	uint32_t reorder_ppm;       /* held back behind the frames of 1..3 later bursts */
+	uint32_t corrupt_ppm;       /* one byte of the frame's second half inverted */
+	uint64_t seed;              /* the same seed and traffic give the same decisions */
+};
+
+/** What fault injection did in one direction since the port started. */
+struct dpv_fault_stats {
+	uint64_t seen, dropped, duplicated, reordered, corrupted;
+};
+
+/**
+ * dpv_set_port_faults - inject faults into the frames of @context's port (every context of
+ * the port sees them). All rates zero turns a direction off (frames it holds come out on the
+ * next bursts). The configuration's fault_* keys set every port's faults when it starts.
+ * @dirs: DPV_FAULT_RX and/or DPV_FAULT_TX.
+ * Returns 0; EINVAL for a NULL argument, no or unknown direction, or a rate above 1000000.
+ */
+int dpv_set_port_faults(struct ibv_context *context, unsigned int dirs,
+			const struct dpv_faults *faults);
+
+/**
+ * dpv_query_port_faults - the faults in force in one direction of @context's port and what
+ * they did. @faults or @stats may be NULL.
+ * Returns 0; EINVAL for a NULL context or a @dir that is not exactly one direction.
+ */
+int dpv_query_port_faults(struct ibv_context *context, enum dpv_fault_dirs dir,
+			  struct dpv_faults *faults, struct dpv_fault_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* Runtime configuration: built-in defaults, overridden by a key = value file. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,12 @@ static const struct config_key keys[] = {
 	KEY(offload_policy, 0, 2),
 	KEY(progress, 0, 1),
 	KEY(cycle_stats, 0, 1),
+	KEY(fault_drop_ppm, 0, 1000000),
+	KEY(fault_dup_ppm, 0, 1000000),
+	KEY(fault_reorder_ppm, 0, 1000000),
+	KEY(fault_corrupt_ppm, 0, 1000000),
+	KEY(fault_dirs, 1, 3),
+	KEY(fault_seed, 0, UINT_MAX),
 	KEY(resolve_timeout_ms, 1, 600000),
 	KEY(resolve_probes, 1, 100),
 	KEY(neigh_reachable_ms, 1, 86400000),
@@ -57,6 +64,7 @@ void dpv__config_defaults(struct dpv_config *cfg)
 		.offload_policy = 0,
 		.progress = 0,
 		.cycle_stats = 0,
+		.fault_dirs = 3,
 		.resolve_timeout_ms = 3000,
 		.resolve_probes = 3,
 		.neigh_reachable_ms = 30000,

@@ -32,6 +32,10 @@ struct dpv_config {
 	unsigned int offload_policy;     /* enum dpv_offload_policy of every port at start */
 	unsigned int progress;           /* enum dpv_progress of a new QP */
 	unsigned int cycle_stats;        /* 1: QPs count TSC cycles per stage (dpv_query_qp_stats) */
+	/* fault injection on every port (doc/faults.md), parts per million of frames */
+	unsigned int fault_drop_ppm, fault_dup_ppm, fault_reorder_ppm, fault_corrupt_ppm;
+	unsigned int fault_dirs;         /* 1: receive, 2: transmit, 3: both */
+	unsigned int fault_seed;
 	/* RoCEv2 neighbours (lib/roce/roce_neigh.c) */
 	unsigned int resolve_timeout_ms; /* how long resolving a peer's MAC may wait */
 	unsigned int resolve_probes;     /* ARP requests / solicitations sent within that time */

@@ -181,11 +181,19 @@ int dpv__roce_ctl_send(struct dpv_roce_port *rp, const uint8_t *frame, uint16_t 
 	else if (rte_pktmbuf_append(m, len) == NULL)
 		rc = -EMSGSIZE;
 	if (rc == 0) {
+		struct rte_mbuf *out[4] = { m };
+		uint16_t n;
+
 		memcpy(rte_pktmbuf_mtod(m, void *), frame, len);
-		if (dev->ops->tx_burst(q, &m, 1) != 1)
+		m = NULL;
+		/* fault injection (doc/faults.md) may drop, hold or duplicate it */
+		n = dpv__device_fault_tx(dev, out, 1, RTE_DIM(out));
+		uint16_t took = n ? dev->ops->tx_burst(q, out, n) : 0;
+
+		if (took < n) {
 			rc = -EAGAIN;
-		else
-			m = NULL;
+			rte_pktmbuf_free_bulk(out + took, n - took);
+		}
 	}
 	rte_pktmbuf_free(m);
 	__atomic_fetch_add(rc == 0 ? &rp->tx_frames : &rp->tx_dropped, 1, __ATOMIC_RELAXED);
@@ -367,8 +375,9 @@ static bool service_polls(struct dpv_device *dev)
 	return on;
 }
 
-/* Wait for @dgid's MAC: requests at even intervals within the configured timeout, the
- * port's receive side progressed meanwhile unless a service lcore does it. */
+/* Wait for @dgid's MAC: requests at even intervals within the configured timeout (every one
+ * of them sent, even by a thread so late that the timeout passed), the port's receive side
+ * progressed meanwhile unless a service lcore does it. */
 static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t sip[16],
 			  const uint8_t dgid[16], const uint8_t dip[16], uint8_t mac[6])
 {
@@ -396,7 +405,7 @@ static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t si
 		rc = neigh_lookup(rp, dgid, mac, false);
 		if (rc != 0)
 			usleep(20);
-	} while (rc != 0 && elapsed < timeout);
+	} while (rc != 0 && (elapsed < timeout || sent < cfg->resolve_probes));
 	dpv__device_rx_users(dev, -1);
 	__atomic_fetch_sub(&rp->resolving, 1, __ATOMIC_RELEASE);
 	neigh_done(rp, dgid);

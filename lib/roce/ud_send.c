@@ -434,13 +434,30 @@ static bool kick_loop(struct dpv_qp *qp, struct dpv_ud_frames *f)
 	return f->next == f->n;
 }
 
+/* Hand @cnt frames to the port; how many it took, in order. With transmit faults on
+ * (doc/faults.md) every frame goes to the injector, and what comes out of it and the port
+ * then refuses is lost, as on a wire (@pk has room for the injector's duplicates). */
+static uint32_t burst_out(struct dpv_qp *qp, void **pk, uint32_t cnt)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	uint16_t m, sent;
+
+	if (likely(!__atomic_load_n(&dev->fault_on[1], __ATOMIC_ACQUIRE)))
+		return cnt != 0 ? dpv__tx_burst(qp->txh, pk, (uint16_t)cnt) : 0;
+	m = dpv__device_fault_tx(dev, (struct rte_mbuf **)pk, (uint16_t)cnt, 2 * UD_BURST);
+	sent = m != 0 ? dpv__tx_burst(qp->txh, pk, m) : 0;
+	for (uint16_t i = sent; i < m; i++)
+		rte_pktmbuf_free(pk[i]);
+	return cnt;
+}
+
 /* One burst of the frames of the WRs from sent that go to the wire; false if the port did not
  * take them all. */
 static bool kick_wire(struct dpv_qp *qp, uint32_t head)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct dpv_ud_qp *ud = to_udqp(qp);
-	void *pk[UD_BURST];
+	void *pk[2 * UD_BURST];
 	uint32_t cnt = 0, took, slot;
 
 	for (slot = sq->sent; slot != head && cnt < UD_BURST; slot++) {
@@ -460,7 +477,7 @@ static bool kick_wire(struct dpv_qp *qp, uint32_t head)
 		if (i < f->n)
 			break;
 	}
-	took = cnt != 0 ? dpv__tx_burst(qp->txh, pk, (uint16_t)cnt) : 0;
+	took = burst_out(qp, pk, cnt);
 	qp->tx_frames += took;
 	for (uint32_t left = took; sq->sent != head; sq->sent++) {
 		struct dpv_ud_frames *f = &ud->frames[sq->sent & sq->mask];

@@ -190,6 +190,7 @@ static int device_start(struct dpv_device *d)
 		__atomic_store_n(&d->offload.policy, (int)dpv__config()->offload_policy,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&d->offload.sw_forced, 0, __ATOMIC_RELAXED);
+		dpv__device_faults_start(d);
 	}
 	if (rc == 0)
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
@@ -265,6 +266,9 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
 	if (--d->open_count == 0) {
+		dpv__spinlock_lock(&d->rx_lock);
+		dpv__device_faults_stop(d);
+		dpv__spinlock_unlock(&d->rx_lock);
 		dpv__roce_port_start(d, false);
 		d->ops->port_stop(d->port);
 	}

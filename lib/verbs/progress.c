@@ -12,8 +12,11 @@
 #include "verbs_priv.h"
 
 #define RX_BURST 32
+/* room for a burst and, with fault injection, its duplicates and released frames */
+#define RX_ROOM (2 * RX_BURST)
+_Static_assert(RX_ROOM <= 64, "port_rx's taken mask has 64 bits");
 #define LOOP_RING 1024
-_Static_assert(RX_BURST <= 64, "port_rx's taken mask has 64 bits");
+#define LOOP_BURST (RX_BURST / 2)   /* the port's own frames get the rest of a burst */
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
@@ -78,30 +81,32 @@ static void rx_give(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n
 		dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
 }
 
-/* A burst of the port's frames to each transport, then freed in bulk; first what the port
- * looped back to itself. One receiver at a time: a thread that finds the port busy does not
- * wait. A port nobody receives from is not polled. */
+/* A burst to each transport, then freed in bulk: first what the port looped back to itself
+ * (at most half a burst), then the port's frames; receive faults act on them all. One
+ * receiver at a time: a thread that finds the port busy does not wait. A port nobody
+ * receives from is not polled. */
 void dpv__port_rx_poll(struct dpv_device *dev)
 {
-	struct rte_mbuf *frames[RX_BURST], *looped[RX_BURST];
+	struct rte_mbuf *frames[RX_ROOM];
 	struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
-	uint16_t n, nl = 0;
+	uint16_t n = 0, nl;
 
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
 	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
-	if (loop != NULL && !rte_ring_empty(loop)) {
-		nl = (uint16_t)rte_ring_dequeue_burst(loop, (void **)looped, RX_BURST, NULL);
-		rx_give(dev, looped, nl);
+	if (loop != NULL && !rte_ring_empty(loop))
+		n = (uint16_t)rte_ring_dequeue_burst(loop, (void **)frames, LOOP_BURST, NULL);
+	nl = n;
+	n += dev->ops->rx_burst(dev->port, frames + n, RX_BURST - n);
+	dev->rx_frames += n - nl;
+	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
+		n = dpv__fault_apply(&dev->fault[0], frames, n, RX_ROOM, NULL);
+		if (!dpv__fault_rates_on(&dev->fault[0].r) && dev->fault[0].nb_held == 0)
+			__atomic_store_n(&dev->fault_on[0], false, __ATOMIC_RELAXED);
 	}
-	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
-	if (n > 0) {
+	if (n > 0)
 		rx_give(dev, frames, n);
-		dev->rx_frames += n;
-	}
 	dpv__spinlock_unlock(&dev->rx_lock);
-	if (nl > 0)
-		rte_pktmbuf_free_bulk(looped, nl);
 	if (n > 0)
 		rte_pktmbuf_free_bulk(frames, n);
 }

@@ -22,6 +22,7 @@
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
+#include "dpv_fault.h"
 #include "dpv_timer.h"
 #include "dpv_tx.h"
 #include "dpverbs.h"
@@ -72,6 +73,10 @@ struct dpv_device {
 	int open_count;            /* contexts open on this device */
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
 	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
+	/* fault injection (faults.c): [0] receive, under rx_lock; [1] transmit, its own lock */
+	struct dpv_fault_dir fault[2];
+	uint64_t fault_seed[2];
+	bool fault_on[2];
 	/* the transmitters of its QPs, for the port's counters */
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
@@ -669,6 +674,13 @@ void dpv__qp_fail(struct dpv_qp *qp);
  * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
  * @waited) and the port of its device, as polling any of its CQs does. */
 void dpv__port_rx_poll(struct dpv_device *dev);
+/* Fault injection (faults.c): the configured faults at port start, the held frames freed at
+ * port stop, and the transmit side for the transports' frames: returns how many of the
+ * (possibly changed) @n frames in @pkts (room for @cap) to hand to the port. */
+void dpv__device_faults_start(struct dpv_device *dev);
+void dpv__device_faults_stop(struct dpv_device *dev);
+uint16_t dpv__device_fault_tx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
+			      uint16_t cap);
 /* A transport gained (+1) or lost (-1) a receiver on @dev. */
 static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {

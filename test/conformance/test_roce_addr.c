@@ -5,12 +5,15 @@
  * IBV_EVENT_GID_CHANGE each change raises on every open context of the device (and on no
  * other); ibv_query_port's GID table length and RoCE MTUs for a few port MTUs; resolving
  * GIDs that need no answer (own, link-local, multicast) without a frame, and a peer nobody
- * answers to EHOSTUNREACH after the configured requests.
+ * answers to EHOSTUNREACH after the configured requests; lock-free GID reads in a thread
+ * while another changes the table never see a torn entry.
  * Linked with the internal libraries (rte_eth_dev_set_mtu changes the port's MTU).
  * DPV_EAL_ARGS: --vdev=net_null0 --vdev=net_null1. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <rte_ethdev.h>
 
@@ -270,6 +273,92 @@ static void check_resolve_local(struct ibv_context *ctx, const union ibv_gid *ll
 	gid_v6(&g, "fd00::50");
 	CHECK_EQ(resolve(ctx, 2, &g, mac), -EHOSTUNREACH);
 	CHECK_EQ(port_opackets(ctx) - sent, 6);
+
+	/* transmit faults (doc/faults.md) act on the port's ARP/ND: every request dropped never
+	 * reaches the port, and is counted */
+	{
+		struct dpv_faults drop = { .drop_ppm = 1000000 }, off = { 0 };
+		struct dpv_fault_stats st0, st1;
+
+		CHECK_EQ(dpv_query_port_faults(ctx, DPV_FAULT_TX, NULL, &st0), 0);
+		CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_TX, &drop), 0);
+		gid_v4(&g, "10.1.0.51");
+		CHECK_EQ(resolve(ctx, 1, &g, mac), -EHOSTUNREACH);
+		CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_TX, &off), 0);
+		CHECK_EQ(dpv_query_port_faults(ctx, DPV_FAULT_TX, NULL, &st1), 0);
+		CHECK_EQ(port_opackets(ctx) - sent, 6);
+		CHECK_EQ(st1.dropped - st0.dropped, 3);
+	}
+}
+
+struct reader {
+	struct dpv_device *dev;
+	union ibv_gid a, b;
+	bool stop;
+	long reads, torn, found;
+};
+
+/* Reads GID 4 and looks both GIDs up while the main thread changes index 4 between empty, @a
+ * and @b: a read is one of the three, never a mix, and a lookup finds index 4 or nothing. */
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	static const union ibv_gid zero;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		union ibv_gid g;
+		int rc = dpv__roce_gid_get(r->dev, 4, g.raw), fa, fb;
+
+		if (rc == 0 ? memcmp(&g, &r->a, 16) != 0 && memcmp(&g, &r->b, 16) != 0 :
+			      rc != -ENODATA || memcmp(&g, &zero, 16) != 0)
+			r->torn++;
+		fa = dpv__roce_gid_find(r->dev, r->a.raw);
+		fb = dpv__roce_gid_find(r->dev, r->b.raw);
+		/* (two lookups are two reads: both may find index 4, the table changed between) */
+		if ((fa != 4 && fa != -ENOENT) || (fb != 4 && fb != -ENOENT))
+			r->torn++;
+		r->found += fa == 4 || fb == 4;
+		__atomic_fetch_add(&r->reads, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void wait_reads(struct reader *r, long n)
+{
+	long until = __atomic_load_n(&r->reads, __ATOMIC_ACQUIRE) + n;
+
+	while (__atomic_load_n(&r->reads, __ATOMIC_ACQUIRE) < until)
+		sched_yield();
+}
+
+/* The GID table read without a lock while addresses change (what a data path does). */
+static void check_concurrent_readers(struct ibv_context *ctx, struct ibv_context *ctx2)
+{
+	struct reader r = { .dev = to_dctx(ctx)->dev };
+	pthread_t t;
+	int changes = 0;
+
+	gid_events(ctx);                         /* what earlier checks left */
+	gid_events(ctx2);
+	gid_v4(&r.a, "10.4.0.1");
+	gid_v6(&r.b, "fd04:4444:4444:4444:4444:4444:4444:4444");
+	pthread_create(&t, NULL, reader_main, &r);
+	for (int i = 0; i < 2000; i++) {
+		const char *a = i & 1 ? "fd04:4444:4444:4444:4444:4444:4444:4444" : "10.4.0.1";
+
+		changes += dpv_port_add_addr(ctx, a) == 0;
+		if (i % 200 < 2)
+			wait_reads(&r, 2);       /* the reader sees this state too, now and then */
+		changes += dpv_port_del_addr(ctx, a) == 0;
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK_EQ(changes, 4000);
+	CHECK(r.torn == 0 && r.found > 0, "%ld reads, %ld torn, %ld found", r.reads, r.torn,
+	      r.found);
+	printf("concurrent GID reads: %ld, %ld of them found an address\n", r.reads, r.found);
+	CHECK_EQ(gid_events(ctx), 4000);
+	CHECK_EQ(gid_events(ctx2), 4000);
 }
 
 /* rxe's active MTU: the largest of 256 ... 4096 at most MTU - 80 bytes. */
@@ -349,6 +438,7 @@ int main(void)
 	CHECK_EQ(gid_events(ctx2), 24);
 	CHECK_TABLE(ctx1, &ll1, &n1);
 
+	check_concurrent_readers(ctx, ctx2);
 	check_resolve_local(ctx, &ll);
 	check_mtu(ctx);
 	ibv_close_device(ctx1);

@@ -729,6 +729,38 @@ static void check_threads(void)
 	pthread_barrier_destroy(&t_start);
 }
 
+/* Receive faults act on looped-back datagrams too (doc/faults.md): every frame corrupted —
+ * the ICRC catches each one, nothing is delivered; every frame duplicated — UD delivers
+ * both copies. */
+static void check_faults(struct ibv_qp *qa, struct ibv_qp *qb)
+{
+	struct ibv_ah *ah = ah_make(1, &gid4, 0, 0, 64);
+	struct dpv_faults corrupt = { .corrupt_ppm = 1000000, .seed = 3 };
+	struct dpv_faults dup = { .dup_ppm = 1000000, .seed = 4 }, off = { 0 };
+	struct dpv_port_stats s0 = stats(), s1;
+	struct ibv_wc wc[16];
+	int got;
+
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(post_recv(qb, 20 + i, SLOT, 700 + (uint64_t)i), 0);
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &corrupt), 0);
+	for (int i = 0; i < 8; i++)   /* 200 bytes: the second half of the frame is all ICRC'd */
+		CHECK_EQ(send_ud(qa, ah, qb->qp_num, QKEY_B, IBV_WR_SEND, 0, 200, 0, 800), 0);
+	CHECK_EQ(quiet(rcq), 0);
+	s1 = stats();
+	CHECK_EQ(s1.rx_roce_bad_icrc - s0.rx_roce_bad_icrc, 8);
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &dup), 0);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(send_ud(qa, ah, qb->qp_num, QKEY_B, IBV_WR_SEND, 0, 100, 0, 801), 0);
+	got = test_poll_for(rcq, wc, 16, 1.0);
+	CHECK_EQ(got, 16);
+	for (int i = 0; i < got; i++)
+		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == 140, "duplicate %d", i);
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &off), 0);
+	CHECK_EQ(quiet(rcq), 0);
+	ibv_destroy_ah(ah);
+}
+
 /* Post-time checks of the UD column, and multicast attach errors. */
 static void check_post_errors(struct ibv_qp *qa)
 {
@@ -792,6 +824,7 @@ int main(void)
 	check_tso(qa, qb);
 	check_qp_ex(qb);
 	check_threads();
+	check_faults(qa, qb);
 	check_post_errors(qa);
 	CHECK_EQ(ibv_destroy_qp(qa), 0);
 	CHECK_EQ(ibv_destroy_qp(qb), 0);

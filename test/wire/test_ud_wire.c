@@ -3,7 +3,8 @@
  * 63, 1000 and path-MTU bytes both ways, over the link-local GIDs (the MAC inside), IPv4 and
  * IPv6 (the peer resolved with ARP / ND), with exact completions, GRH and payload; a
  * multicast group with two QPs on the far port and one on the sending port (the loopback
- * copy) gets exactly one datagram each. Then frames crafted outside (inject_roce.py, scapy)
+ * copy) gets exactly one datagram each; transmit faults drop UD's frames before the wire.
+ * Then frames crafted outside (inject_roce.py, scapy)
  * arrive: the good ones are delivered, the bad ones (ICRC, short, pad, BTH version, unknown
  * opcode, wrong QPN, wrong Q_Key, a P_Key, an RC opcode) dropped and counted, and nothing
  * lands outside a posted receive buffer. The capture of the wire is checked by
@@ -213,6 +214,36 @@ static void check_multicast(void)
 	ibv_destroy_qp(m0);
 }
 
+/* Transmit faults act on UD's frames: all dropped, none on the wire or received. */
+static void check_tx_faults(void)
+{
+	struct ibv_ah *ah = ud_ah(s0.pd, 1, &s1.gid[1], 0, 0, 64);
+	struct dpv_faults drop = { .drop_ppm = 1000000, .seed = 9 }, off = { 0 };
+	struct dpv_fault_stats st;
+	struct ibv_wc wc;
+
+	CHECK(ah != NULL, "AH: %s", strerror(errno));
+	if (ah == NULL)
+		return;
+	CHECK_EQ(post_recv(&s1, s1.qp, 20, 1), 0);
+	CHECK_EQ(dpv_set_port_faults(s0.ctx, DPV_FAULT_TX, &drop), 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(send_ud(&s0, ah, s1.qp->qp_num, QKEY, false, 10, 50), 0);
+		CHECK(poll_one(&s0, NULL, &wc, 5) == 1 && wc.status == IBV_WC_SUCCESS,
+		      "a dropped datagram still completes");
+	}
+	CHECK_EQ(poll_one(&s1, NULL, &wc, 0.5), 0);
+	CHECK_EQ(dpv_query_port_faults(s0.ctx, DPV_FAULT_TX, NULL, &st), 0);
+	CHECK_EQ(st.dropped, 5);
+	CHECK_EQ(dpv_set_port_faults(s0.ctx, DPV_FAULT_TX, &off), 0);
+	/* the receive WQE is still there: the next datagram takes it */
+	CHECK_EQ(send_ud(&s0, ah, s1.qp->qp_num, QKEY, false, 10, 51), 0);
+	CHECK(poll_one(&s0, NULL, &wc, 5) == 1, "send after the faults");
+	CHECK(poll_one(&s1, NULL, &wc, 5) == 1 && wc.wr_id == 1 && wc.byte_len == 50,
+	      "received after the faults");
+	ibv_destroy_ah(ah);
+}
+
 static void wait_file(const char *dir, const char *name, double secs)
 {
 	char path[512];
@@ -320,6 +351,7 @@ int main(void)
 				exchange(&s1, &s0, gi, len, imm);
 			}
 	check_multicast();
+	check_tx_faults();
 	if (dir != NULL)
 		check_injected(dir);
 	stop = true;
