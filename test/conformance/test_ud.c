@@ -10,7 +10,8 @@
  * bit; a message above the MTU completes successfully and sends nothing (counted); a QPN
  * nobody has (counted); ibv_init_ah_from_wc / ibv_create_ah_from_wc answering the sender;
  * signaled and unsignaled sends; SOLICITED waking a CQ armed for solicited events only;
- * INLINE; gather and scatter lists; a receive buffer too small (LOC_LEN_ERR, QP to ERR); UD
+ * INLINE; gather and scatter lists; an SGE outside its MR and an AH of another PD (error
+ * completions, SQE); a receive buffer too small (LOC_LEN_ERR, QP to ERR); UD
  * TSO; multicast attach/detach errors; post-time errors. DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <poll.h>
 #include <pthread.h>
@@ -465,6 +466,23 @@ static void check_sg(struct ibv_qp *qa, struct ibv_qp *qb)
 	CHECK(ibv_query_qp(qa, &qa_attr, IBV_QP_STATE, &qi) == 0 &&
 	      qa_attr.qp_state == IBV_QPS_SQE, "state after a send error: %d", qa_attr.qp_state);
 	CHECK_EQ(ud_to_state(qa, IBV_QPS_RTS, 0, 0), 0);        /* SQE -> RTS */
+	/* an AH of another PD: LOC_QP_OP_ERR when the WR executes (as rxe), the QP to SQE */
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_ah *other = pd2 ? ud_ah(pd2, 1, &gid4, 0, 0, 64) : NULL;
+
+	CHECK(other != NULL, "AH on a second PD: %s", strerror(errno));
+	if (other != NULL) {
+		CHECK_EQ(send_ud(qa, other, qb->qp_num, QKEY_B, IBV_WR_SEND, 0, 4, 0, 66), 0);
+		CHECK(test_poll(scq, &wc, 1) == 1 && wc.status == IBV_WC_LOC_QP_OP_ERR &&
+		      wc.wr_id == 66, "AH of another PD: status %d", wc.status);
+		CHECK_EQ(quiet(rcq), 0);
+		CHECK(ibv_query_qp(qa, &qa_attr, IBV_QP_STATE, &qi) == 0 &&
+		      qa_attr.qp_state == IBV_QPS_SQE, "state: %d", qa_attr.qp_state);
+		CHECK_EQ(ud_to_state(qa, IBV_QPS_RTS, 0, 0), 0);
+		ibv_destroy_ah(other);
+	}
+	if (pd2 != NULL)
+		CHECK_EQ(ibv_dealloc_pd(pd2), 0);
 	ibv_destroy_ah(ah);
 }
 
