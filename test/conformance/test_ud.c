@@ -12,7 +12,9 @@
  * signaled and unsignaled sends; SOLICITED waking a CQ armed for solicited events only;
  * INLINE; gather and scatter lists; an SGE outside its MR and an AH of another PD (error
  * completions, SQE); a receive buffer too small (LOC_LEN_ERR, QP to ERR); UD
- * TSO; multicast attach/detach errors; post-time errors. DPV_EAL_ARGS: --vdev=net_ring0. */
+ * TSO; the ibv_wr_* API; two threads exchanging datagrams while a third churns QPs and
+ * groups; receive faults on looped datagrams; multicast attach/detach errors; post-time
+ * errors. DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <poll.h>
 #include <pthread.h>
 
