@@ -91,7 +91,7 @@ bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16]);
  * to the loopback ring then, and dropped there without a count if no QP took it. */
 static inline bool dpv__ud_mcast_any(struct dpv_device *dev)
 {
-	return __atomic_load_n(&dev->mcasts.tqh_first, __ATOMIC_RELAXED) != NULL;
+	return __atomic_load_n(&dev->nb_mcast, __ATOMIC_RELAXED) != 0;
 }
 
 /* What became of a received datagram offered to a QP (ud_recv.c), for the counters. */

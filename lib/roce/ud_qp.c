@@ -174,13 +174,16 @@ static int mcast_change(struct dpv_qp *qp, const uint8_t gid[16], bool attach)
 			memcpy(add->gid, gid, 16);
 			add->qp = qp;
 			TAILQ_INSERT_TAIL(&dev->mcasts, add, next);
+			__atomic_fetch_add(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
 			add = NULL;
 		}
 	} else if (!attach) {
-		if (found != NULL)
+		if (found != NULL) {
 			TAILQ_REMOVE(&dev->mcasts, found, next);
-		else
+			__atomic_fetch_sub(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+		} else {
 			rc = -EINVAL;
+		}
 	}
 	dpv__spinlock_unlock(&dev->rx_lock);
 	free(add);
@@ -252,6 +255,7 @@ void dpv__ud_mcast_detach_all(struct dpv_qp *qp)
 		if (m->qp == qp) {
 			TAILQ_REMOVE(&dev->mcasts, m, next);
 			TAILQ_INSERT_TAIL(&gone, m, next);
+			__atomic_fetch_sub(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
 		}
 	}
 	dpv__spinlock_unlock(&dev->rx_lock);

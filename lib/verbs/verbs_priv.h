@@ -96,6 +96,7 @@ struct dpv_device {
 	struct dpv_roce_counters roce_cnt;
 	TAILQ_HEAD(dpv_mcast_list, dpv_mcast) mcasts;   /* UD group attachments (lib/roce),
 							 * changed under rx_lock */
+	int nb_mcast;              /* ... how many (__atomic: the send side looks unlocked) */
 	/* service mode (qp_service.c): the port's service-mode QPs, driven by a service lcore */
 	pthread_mutex_t svc_mutex;     /* adding and removing QPs, the lcore assignment */
 	dpv_spinlock_t svc_lock;       /* the array; held by the service lcore for a round */

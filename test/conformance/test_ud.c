@@ -620,7 +620,7 @@ struct peer {
 };
 
 static pthread_barrier_t t_start;
-static volatile int t_running;
+static int t_running;          /* __atomic: the threads' stop sign */
 
 static void *peer_run(void *arg)
 {
@@ -629,7 +629,8 @@ static void *peer_run(void *arg)
 	int sent = 0, done = 0;
 
 	pthread_barrier_wait(&t_start);
-	while ((p->got < T_MSGS || done < sent || sent < T_MSGS) && t_running) {
+	while ((p->got < T_MSGS || done < sent || sent < T_MSGS) &&
+	       __atomic_load_n(&t_running, __ATOMIC_ACQUIRE)) {
 		struct ibv_send_wr wr[16], *bad;
 		struct ibv_sge sge[16];
 		int k = 0;
@@ -654,7 +655,8 @@ static void *peer_run(void *arg)
 
 		for (int i = 0; i < n; i++) {
 			if (wc[i].opcode == IBV_WC_SEND) {
-				p->sent_ok += wc[i].status == IBV_WC_SUCCESS;
+				__atomic_fetch_add(&p->sent_ok, wc[i].status == IBV_WC_SUCCESS,
+						   __ATOMIC_RELEASE);
 				done++;
 				continue;
 			}
@@ -663,7 +665,7 @@ static void *peer_run(void *arg)
 			memcpy(&seq, p->buf + wc[i].wr_id * 64 + 40, 4);
 			p->in_order += wc[i].status == IBV_WC_SUCCESS && seq == (uint32_t)p->got &&
 				       wc[i].wr_id == (uint64_t)p->got;
-			p->got++;
+			__atomic_fetch_add(&p->got, 1, __ATOMIC_RELEASE);
 		}
 	}
 	return NULL;
@@ -676,14 +678,14 @@ static void *churn_run(void *arg)
 
 	gid_v4(&grp, "239.9.9.9");
 	pthread_barrier_wait(&t_start);
-	while (t_running) {
+	while (__atomic_load_n(&t_running, __ATOMIC_ACQUIRE)) {
 		struct ibv_qp *q = ud_qp(QKEY_B, 0, 0);
 
 		ibv_attach_mcast(q, &grp, 0);
 		if (*rounds % 2)
 			ibv_detach_mcast(q, &grp, 0);
 		ibv_destroy_qp(q);
-		(*rounds)++;
+		__atomic_fetch_add(rounds, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -724,15 +726,17 @@ static void check_threads(void)
 	}
 	p[0].to_qpn = p[1].qp->qp_num;
 	p[1].to_qpn = p[0].qp->qp_num;
-	t_running = 1;
+	__atomic_store_n(&t_running, 1, __ATOMIC_RELEASE);
 	pthread_create(&th[0], NULL, peer_run, &p[0]);
 	pthread_create(&th[1], NULL, peer_run, &p[1]);
 	pthread_create(&th[2], NULL, churn_run, &rounds);
 	for (double end = test_now() + 60; test_now() < end &&
-	     (p[0].got < T_MSGS || p[1].got < T_MSGS || p[0].sent_ok < T_MSGS ||
-	      p[1].sent_ok < T_MSGS);)
+	     (__atomic_load_n(&p[0].got, __ATOMIC_ACQUIRE) < T_MSGS ||
+	      __atomic_load_n(&p[1].got, __ATOMIC_ACQUIRE) < T_MSGS ||
+	      __atomic_load_n(&p[0].sent_ok, __ATOMIC_ACQUIRE) < T_MSGS ||
+	      __atomic_load_n(&p[1].sent_ok, __ATOMIC_ACQUIRE) < T_MSGS);)
 		usleep(10000);
-	t_running = 0;
+	__atomic_store_n(&t_running, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < 2; i++) {
