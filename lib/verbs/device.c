@@ -55,6 +55,8 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	dpv__device_service_init(d);
 	dpv__spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
+	dpv__spinlock_init(&d->qpns.lock);
+	TAILQ_INIT(&d->mcasts);
 	dpv__timer_list_init(&d->timers);
 	d->caps = *caps;
 	if (dpv__roce_port_init(d) != 0) {
@@ -244,6 +246,8 @@ static void devices_release(void)
 {
 	const struct dpv_driver *drv;
 
+	for (int i = 0; i < nb_devices; i++)
+		dpv__device_loop_fini(devices[i]);   /* its mbufs, before their pools go */
 	TAILQ_FOREACH(drv, dpv__drivers(), next)
 		drv->ops->ports_close();
 	dpv__ranges_release_all();
@@ -366,7 +370,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = ~0xfffULL;
 	a->vendor_part_id = caps->port_id;
-	a->max_qp = 65536;
+	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
 	a->max_sge = 30;
@@ -376,6 +380,10 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_pd = 65536;
 	a->atomic_cap = IBV_ATOMIC_NONE;
 	a->max_pkeys = 1;
+	a->max_ah = DPV_MAX_AH;
+	a->max_mcast_grp = DPV_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = DPV_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = DPV_MAX_MCAST_GRP * DPV_MAX_MCAST_QP_ATTACH;
 	a->phys_port_cnt = 1;
 }
 
@@ -400,7 +408,9 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 	fill_device_attr(to_dctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
 	ex.tso_caps.max_tso = dpv__device_max_tso(to_dctx(context)->dev);
-	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
+	/* UD TSO: each segment one message (lib/roce/ud_send.c) */
+	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ?
+				     1u << IBV_QPT_RAW_PACKET | 1u << IBV_QPT_UD : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
 	/* RAW_PACKET QPs pace in software at any rate in this range (pace.c) */
@@ -625,6 +635,14 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
 	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
 	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);
+	stats->rx_roce = __atomic_load_n(&ctx->dev->roce_cnt.rx, __ATOMIC_RELAXED);
+	stats->rx_roce_bad_icrc = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_icrc, __ATOMIC_RELAXED);
+	stats->rx_roce_malformed = __atomic_load_n(&ctx->dev->roce_cnt.rx_malformed,
+						   __ATOMIC_RELAXED);
+	stats->rx_roce_no_qp = __atomic_load_n(&ctx->dev->roce_cnt.rx_no_qp, __ATOMIC_RELAXED);
+	stats->rx_roce_bad_qkey = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_qkey, __ATOMIC_RELAXED);
+	stats->tx_roce_loopback = __atomic_load_n(&ctx->dev->roce_cnt.tx_loopback, __ATOMIC_RELAXED);
+	stats->tx_ud_oversize = __atomic_load_n(&ctx->dev->roce_cnt.tx_oversize, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -3,7 +3,11 @@
  * completions, and later transport timers) and receives what its device's port has. A send
  * completion therefore never waits for the application to poll some other CQ (a zero-copy
  * frame looped back on net_ring is freed only when the port's receive side takes it). */
+#include <errno.h>
+#include <stdio.h>
+
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "verbs_priv.h"
 
@@ -11,6 +15,8 @@
 /* room for a burst and, with fault injection, its duplicates and released frames */
 #define RX_ROOM (2 * RX_BURST)
 _Static_assert(RX_ROOM <= 64, "port_rx's taken mask has 64 bits");
+#define LOOP_RING 1024
+#define LOOP_BURST (RX_BURST / 2)   /* the port's own frames get the rest of a burst */
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
@@ -26,30 +32,84 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_unlock(&ctx->qps_lock);
 }
 
-/* A burst of the port's frames to each transport (dpv_rx_transports), then freed in bulk.
- * One receiver at a time: a thread that finds the port busy does not wait. A port nobody
+int dpv__device_loop_init(struct dpv_device *dev)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+	int rc = 0;
+
+	pthread_mutex_lock(&lock);
+	if (__atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE) == NULL) {
+		snprintf(name, sizeof(name), "dpv_loop_%p", (void *)dev);
+		/* HTS sync (C11 atomics in the inline ring code): senders of any thread, receivers
+		 * of any thread in turn; ThreadSanitizer sees its ordering, which the default mode's
+		 * inline assembly hides */
+		r = rte_ring_create(name, LOOP_RING, dev->caps.socket_id,
+				    RING_F_MP_HTS_ENQ | RING_F_MC_HTS_DEQ);
+		if (r != NULL)
+			__atomic_store_n(&dev->loop, r, __ATOMIC_RELEASE);
+		else
+			rc = -ENOMEM;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n)
+{
+	struct rte_ring *r = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+
+	return r == NULL ? 0 : rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+}
+
+void dpv__device_loop_fini(struct dpv_device *dev)
+{
+	struct rte_ring *r = dev->loop;
+	void *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_dequeue(r, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(r);
+	dev->loop = NULL;
+}
+
+/* @n received frames to each transport (dpv_rx_transports); rx_lock held. */
+static void rx_give(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
+{
+	uint64_t taken = 0;
+
+	for (int i = 0; dpv_rx_transports[i] != NULL; i++)
+		dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
+}
+
+/* A burst to each transport, then freed in bulk: first what the port looped back to itself
+ * (at most half a burst), then the port's frames; receive faults act on them all. One
+ * receiver at a time: a thread that finds the port busy does not wait. A port nobody
  * receives from is not polled. */
 void dpv__port_rx_poll(struct dpv_device *dev)
 {
 	struct rte_mbuf *frames[RX_ROOM];
-	uint16_t n;
+	struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+	uint16_t n = 0, nl;
 
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
 	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
-	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
+	if (loop != NULL)
+		n = (uint16_t)rte_ring_dequeue_burst(loop, (void **)frames, LOOP_BURST, NULL);
+	nl = n;
+	n += dev->ops->rx_burst(dev->port, frames + n, RX_BURST - n);
+	dev->rx_frames += n - nl;
 	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
 		n = dpv__fault_apply(&dev->fault[0], frames, n, RX_ROOM, NULL);
 		if (!dpv__fault_rates_on(&dev->fault[0].r) && dev->fault[0].nb_held == 0)
 			__atomic_store_n(&dev->fault_on[0], false, __ATOMIC_RELAXED);
 	}
-	if (n > 0) {
-		uint64_t taken = 0;
-
-		for (int i = 0; dpv_rx_transports[i] != NULL; i++)
-			dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
-		dev->rx_frames += n;
-	}
+	if (n > 0)
+		rx_give(dev, frames, n);
 	dpv__spinlock_unlock(&dev->rx_lock);
 	if (n > 0)
 		rte_pktmbuf_free_bulk(frames, n);

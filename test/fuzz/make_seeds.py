@@ -183,9 +183,39 @@ def roce_seeds():
     }
 
 
+# --- fuzz_ud_recv: see LLVMFuzzerTestOneInput() and template() for the decoding -------------
+def ud_recv_seeds():
+    def inp(ctl, sges=(1600, 0, 0), nsge=1, tclass=0, psn=1, imm=7, payload=b'hello',
+            flow=0, mutations=()):
+        b = u8(ctl) + u8(nsge - 1) + b''.join(u16(x) for x in sges)
+        if not ctl & 1:
+            return b + payload                      # a raw frame
+        b += u8(tclass) + u32(psn) + u32(imm) + u16(len(payload)) + payload
+        if ctl & 2:
+            b += u32(flow)                          # IPv6: the flow label, after the payload
+        b += u8(len(mutations)) + b''.join(u16(at) + u8(x) for at, x in mutations)
+        return b
+    T, V6, VLAN, IMM, FIX, QKEY, QPN = 1, 2, 4, 8, 0x20, 0x40, 0x80
+    return {
+        'ipv4': inp(T),
+        'ipv6_flow': inp(T | V6, payload=b'x' * 200, flow=0x12345),
+        'vlan_imm_tclass': inp(T | VLAN | IMM, tclass=0xb8, payload=b'y' * 61),
+        'three_sges_split_grh': inp(T, sges=(7, 33, 1000), nsge=3, payload=bytes(range(250))),
+        'too_small': inp(T, sges=(40, 0, 0), payload=b'z'),
+        'empty_payload': inp(T | IMM, payload=b''),
+        'wrong_qkey': inp(T | QKEY),
+        'wrong_qpn': inp(T | QPN),
+        'mutated_fixed': inp(T | FIX, mutations=((40, 0x01), (47, 0x80))),
+        'mutated_unfixed': inp(T, mutations=((60, 0x10),)),
+        'raw_not_ours': inp(0, payload=roce_frame(struct.pack('>BBHII', 0x64, 0, 0xFFFF, 2, 1) +
+                                                  struct.pack('>II', 0x600DF00D, 9), payload=b'r')),
+    }
+
+
 def main():
     for name, seeds in (('post_send', post_send_seeds()), ('flow_spec', flow_seeds()),
-                        ('hdr_parse', hdr_seeds()), ('roce_parse', roce_seeds())):
+                        ('hdr_parse', hdr_seeds()), ('roce_parse', roce_seeds()),
+                        ('ud_recv', ud_recv_seeds())):
         d = os.path.join(HERE, 'corpus', name)
         os.makedirs(d, exist_ok=True)
         for seed, data in seeds.items():
