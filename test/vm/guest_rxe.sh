@@ -36,6 +36,13 @@ finish() {
 	while :; do :; done        # the power-off takes the 9p root away: no more execs
 }
 
+# "[seconds since boot]" (the shell's own read: no exec, which is slow under TCG over 9p)
+up() {
+	local u
+	read -r u _ < /proc/uptime
+	echo "[$u]"
+}
+
 # Wait (at most $2 tenths of a second) for file $1.
 await() {
 	i=0
@@ -48,7 +55,7 @@ await() {
 
 setup() {
 	local m ifc
-	echo "guest: kernel $(uname -r), $(nproc) CPUs"
+	echo "$(up) guest: kernel $(uname -r), $(nproc) CPUs"
 	for m in virtio_net crc32_generic rdma_rxe ib_uverbs; do
 		modprobe -d "$dpv_mods" -S "$dpv_kver" "$m" || return 1
 	done
@@ -61,6 +68,7 @@ setup() {
 	ip addr add "$dpv_ip4" dev "$IFC" &&
 		ip -6 addr add "$dpv_ip6" dev "$IFC" nodad &&
 		ip link set "$IFC" up || return 1
+	echo "$(up) guest: modules loaded, $IFC up"
 	rdma link add rxe0 type rxe netdev "$IFC" || return 1
 	await /sys/class/infiniband/rxe0/ports/1/state 100
 	for m in $(seq 100); do
@@ -72,6 +80,7 @@ setup() {
 	echo "guest: $IFC mtu $(cat /sys/class/net/"$IFC"/mtu), $(ethtool -k "$IFC" 2>/dev/null |
 		grep -E '^(tx-checksumming|tcp-segmentation-offload):' | tr -s ' \n' ' ')"
 	ibv_devinfo -v -d rxe0 > "$dpv_out/devinfo.txt" 2>&1 || { cat "$dpv_out/devinfo.txt"; return 1; }
+	echo "$(up) guest: ibv_devinfo done"
 	# the GID table as sysfs has it: index, GID, type, netdev (empty entries left out)
 	gids > "$dpv_out/gids.txt"
 	cat "$dpv_out/gids.txt"
@@ -96,7 +105,7 @@ step() {
 	shift 2
 	mkdir -p "$d"
 	await "$d/go" 3000 || { echo "guest: $name: the host never said go"; echo 124 > "$d/rc"; return; }
-	echo "guest: running $name: $*"
+	echo "$(up) guest: running $name: $*"
 	"$@" < /dev/null > "$d/out" 2>&1 &
 	pid=$!
 	if [ "$kind" = server ]; then

@@ -295,6 +295,25 @@ dpv_pingpong() {
 		timeout 200 "$build/compat/dpv-run" ibv_ud_pingpong "$@" < /dev/null > "$d/host.out" 2>&1
 }
 
+# dpverbs' port as the unmodified ibv_devinfo sees it: GIDs 1 and 2 must be its two addresses
+# (RoCE v2), as rxe0's are the guest's; a GID 0 of another type than rxe's is said.
+dpv_gids() {
+	local out=$dir/dpv_devinfo.txt rc=0
+	in_ns env DPV_CONFIG="$dir/dpverbs.conf" \
+		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 --log-level=lib.eal:warning" \
+		timeout 60 "$build/compat/dpv-run" ibv_devinfo -v > "$out" 2>&1
+	echo "---- dpverbs' port: $(grep -E 'hca_id|active_mtu' "$out" | tr -s '\t ' ' ')"
+	grep 'GID\[' "$out"
+	grep -q "GID\[ *1\]:[[:space:]]*::ffff:$DPV_ADDR4, RoCE v2" "$out" &&
+		grep -q "GID\[ *2\]:[[:space:]]*$DPV_ADDR6, RoCE v2" "$out" ||
+		{ echo "FAIL: dpverbs' GIDs 1 and 2 are not ::ffff:$DPV_ADDR4 and $DPV_ADDR6 (RoCE v2)"
+		  grep -v 'GID\[' "$out" | tail -5; rc=1; }
+	[ "$(grep -o 'GID\[ *0\].*, RoCE v[12]' "$out" | grep -o 'RoCE v[12]')" = \
+	  "$(grep -o 'GID\[ *0\].*, RoCE v[12]' "$dir/devinfo.txt" | grep -o 'RoCE v[12]')" ] ||
+		echo "note: dpverbs' GID 0 is not of the type of rxe0's (RoCE v2)"
+	return $rc
+}
+
 # ---- the run ----
 kernel "$build/vm" || exit 1
 network || { echo "FAIL: cannot set up the tap and veths"; exit 1; }
@@ -348,6 +367,7 @@ if [ "$mode" = reference ]; then
 	peer_step ud_link_local server ud 0x000125 "$vb_ll" 64 || rc=1
 	peer_step rc_ipv4 server rc 0x000456 10.98.0.1 0 || rc=1
 else
+	dpv_gids || rc=1
 	dpv_step dpv_ud_server client 1 || rc=1     # the guest serves, dpverbs calls
 	dpv_step dpv_ud_client server 1 || rc=1
 	dpv_step dpv_ud_ipv6 client 2 || rc=1
