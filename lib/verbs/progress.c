@@ -8,7 +8,9 @@
 #include "verbs_priv.h"
 
 #define RX_BURST 32
-_Static_assert(RX_BURST <= 64, "port_rx's taken mask has 64 bits");
+/* room for a burst and, with fault injection, its duplicates and released frames */
+#define RX_ROOM (2 * RX_BURST)
+_Static_assert(RX_ROOM <= 64, "port_rx's taken mask has 64 bits");
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
@@ -29,13 +31,18 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
  * receives from is not polled. */
 void dpv__port_rx_poll(struct dpv_device *dev)
 {
-	struct rte_mbuf *frames[RX_BURST];
+	struct rte_mbuf *frames[RX_ROOM];
 	uint16_t n;
 
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
 	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
+	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
+		n = dpv__fault_apply(&dev->fault[0], frames, n, RX_ROOM, NULL);
+		if (!dpv__fault_rates_on(&dev->fault[0].r) && dev->fault[0].nb_held == 0)
+			__atomic_store_n(&dev->fault_on[0], false, __ATOMIC_RELAXED);
+	}
 	if (n > 0) {
 		uint64_t taken = 0;
 

@@ -37,9 +37,12 @@ static const struct dpv_transport_ops *const transports[] = {
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
 };
 
-/* The transports a received burst is offered to, in order (RoCE, when it comes, takes its
- * UDP 4791 frames before RAW_PACKET's steering sees the rest). */
-const struct dpv_transport_ops *const dpv_rx_transports[] = { &dpv_raw_transport, NULL };
+/* The transports a received burst is offered to, in order: ARP and IPv6 ND for a port with
+ * addresses (lib/roce/roce_neigh.c; RoCE, when it comes, takes its UDP 4791 frames there
+ * too) before RAW_PACKET's steering sees the rest. */
+const struct dpv_transport_ops *const dpv_rx_transports[] = {
+	&dpv_roce_neigh_transport, &dpv_raw_transport, NULL
+};
 
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
 			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \

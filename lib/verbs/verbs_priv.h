@@ -22,6 +22,7 @@
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
+#include "dpv_fault.h"
 #include "dpv_timer.h"
 #include "dpv_tx.h"
 #include "dpverbs.h"
@@ -37,6 +38,7 @@ extern int dpv_logtype_verbs;
 /* ---- devices and contexts ---- */
 
 struct dpv_flow;
+struct dpv_roce_port;
 
 struct dpv_device {
 	struct ibv_device ibdev;
@@ -47,6 +49,10 @@ struct dpv_device {
 	int open_count;            /* contexts open on this device */
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
 	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
+	/* fault injection (faults.c): [0] receive, under rx_lock; [1] transmit, its own lock */
+	struct dpv_fault_dir fault[2];
+	uint64_t fault_seed[2];
+	bool fault_on[2];
 	/* the transmitters of its QPs, for the port's counters */
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
@@ -65,6 +71,7 @@ struct dpv_device {
 	unsigned int nb_svc_qp, svc_cap;
 	bool svc_attached;             /* a service lcore runs the port's work */
 	unsigned int svc_lcore;
+	struct dpv_roce_port *roce;    /* addresses, GID table, neighbours (lib/roce) */
 };
 
 /* Objects of a context nothing else lists (context_objects.c), so that ibv_close_device can
@@ -130,6 +137,8 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		   size_t attr_len);
 void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
+/* A port event (@type: GID_CHANGE ...) on port 1 of every open context of @dev. */
+void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type);
 int dpv__async_init(struct dpv_context *ctx);
 void dpv__async_fini(struct dpv_context *ctx);
 
@@ -391,6 +400,8 @@ struct dpv_transport_ops {
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
+/* ARP and IPv6 ND of a port with addresses (lib/roce/roce_neigh.c): only .port_rx. */
+extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 /* Transports that take received frames, NULL-terminated, in the order they see a burst. */
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
@@ -617,6 +628,13 @@ void dpv__qp_fail(struct dpv_qp *qp);
  * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
  * @waited) and the port of its device, as polling any of its CQs does. */
 void dpv__port_rx_poll(struct dpv_device *dev);
+/* Fault injection (faults.c): the configured faults at port start, the held frames freed at
+ * port stop, and the transmit side for the transports' frames: returns how many of the
+ * (possibly changed) @n frames in @pkts (room for @cap) to hand to the port. */
+void dpv__device_faults_start(struct dpv_device *dev);
+void dpv__device_faults_stop(struct dpv_device *dev);
+uint16_t dpv__device_fault_tx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
+			      uint16_t cap);
 /* A transport gained (+1) or lost (-1) a receiver on @dev. */
 static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
@@ -637,6 +655,12 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv__qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+/* RoCEv2 port state (lib/roce/roce_addr.c): made with the device (its configured addresses
+ * added), told when the port starts and stops; -ENOMEM. The GID table itself is read through
+ * lib/roce/dpv_roce.h. */
+int dpv__roce_port_init(struct dpv_device *dev);
+void dpv__roce_port_start(struct dpv_device *dev, bool started);
+
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
 void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 		      uint64_t *taken);
