@@ -17,8 +17,9 @@
 #   copies the reference (rxe_frames.pcap, .txt) there: test/wire/rxe/ holds one such copy.
 # interop: the unmodified ibv_ud_pingpong on dpverbs (compat/dpv-run, net_af_packet on $vb,
 #   the port's addresses 10.98.0.3 and fd98::3 from the configuration) against rxe's, both
-#   ways. Skipped (77) with the reason while dpverbs creates no UD QP (ud_probe), before the VM
-#   boots; once it does, each step passes or fails on the pingpongs' exit codes and lines.
+#   ways and over IPv6 GIDs. Skipped (77) with the reason while dpverbs creates no UD QP
+#   (ud_probe), before the VM boots; once it does, each step passes or fails on the
+#   pingpongs' exit codes and lines. DPV_RXE_FORCE=1 runs them anyway.
 # Exit 77 (skipped) without root, QEMU or /dev/net/tun. DPV_TEST_KEEP=DIR keeps the run's files.
 set -u
 build=$(cd "$1" && pwd)
@@ -36,10 +37,8 @@ done
 [ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] ||
 	{ echo "FAIL: rxe's provider is missing (apt-get install ibverbs-providers)"; exit 1; }
 
-# The dpverbs port of the interop steps: net_af_packet on $vb, and its RoCE addresses. The
-# configuration key is port_addr of the addressing work (branch roce-addr, doc/roce.md
-# "Addressing"); until that is merged dpverbs refuses the key, and these steps fail (they
-# only run once dpverbs has UD, which needs addresses anyway).
+# The dpverbs port of the interop steps: net_af_packet on $vb, and its RoCE addresses (the
+# port_addr key of the configuration, doc/roce.md "Addressing"): GIDs 1 and 2, as rxe0's.
 DPV_PORT=net_af_packet0
 DPV_ADDR4=10.98.0.3
 DPV_ADDR6=fd98::3
@@ -251,22 +250,31 @@ check_reference() {
 }
 
 # ---- interop steps: the unmodified pingpong on dpverbs against rxe's ----
+#
+# Progress: a dpverbs port answers ARP/ND only while something progresses it (doc/roce.md,
+# "Neighbours"). When rxe's pingpong is the server, it creates its address handle (so the
+# guest's kernel resolves dpverbs' address, and gives up after 1 s) while dpverbs' pingpong,
+# the client, waits in read() for the server's half of the exchange: only a service lcore
+# answers then. Those steps run with "progress = 1" and a worker lcore (-l 0,1); the step
+# where dpverbs serves runs with the default direct progress (its pingpong resolves the guest
+# first, which teaches the guest's kernel dpverbs' MAC, and polls its CQ from then on).
 
-# dpv_step NAME ROLE GIDX: the guest's step NAME against dpv-run ibv_ud_pingpong as ROLE.
+# dpv_step NAME ROLE GIDX PROGRESS: the guest's step NAME against dpv-run ibv_ud_pingpong as
+# ROLE, with the port progressed by the application (direct) or a service lcore (service).
 dpv_step() {
-	local name=$1 role=$2 gidx=$3 d=$dir/$1 hrc=0 rc=0 args
+	local name=$1 role=$2 gidx=$3 progress=$4 d=$dir/$1 hrc=0 rc=0 args
 	mkdir -p "$d"
 	args=(-g "$gidx" -s $DPV_SIZE -n $DPV_ITERS)
 	[ "$role" = client ] && args+=(10.98.0.2)
 	if [ "$role" = server ]; then
-		dpv_pingpong "$d" "${args[@]}" &
+		dpv_pingpong "$d" "$progress" "${args[@]}" &
 		ppid=$!
 		await_listen $ppid 60 || echo "$name: dpverbs' pingpong does not listen"
 		touch "$d/go"
 	else
 		touch "$d/go"
 		await "$d/ready" 120 || echo "$name: the guest's server did not start"
-		dpv_pingpong "$d" "${args[@]}" &
+		dpv_pingpong "$d" "$progress" "${args[@]}" &
 		ppid=$!
 	fi
 	guest_end "$name" 240 $ppid || rc=1
@@ -274,7 +282,7 @@ dpv_step() {
 	kill $ppid 2>/dev/null
 	wait $ppid || hrc=$?
 	ppid=
-	echo "---- $name: rxe's pingpong (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role (exit $hrc)"
+	echo "---- $name: rxe's pingpong (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
 	sed 's/^/  guest: /' "$d/out"
 	grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
 	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
@@ -285,13 +293,14 @@ dpv_step() {
 	return $rc
 }
 
-# dpv_pingpong DIR ARGS...: ibv_ud_pingpong on dpverbs, in the namespace, on $vb (exec'd: in
-# the background, $! is the program's).
+# dpv_pingpong DIR direct|service ARGS...: ibv_ud_pingpong on dpverbs, in the namespace, on
+# $vb (exec'd: in the background, $! is the program's).
 dpv_pingpong() {
-	local d=$1
-	shift
-	exec ip netns exec "$ns" env DPV_CONFIG="$dir/dpverbs.conf" \
-		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 --log-level=lib.eal:warning" \
+	local d=$1 conf=$dir/dpverbs.conf lcores=
+	[ "$2" = service ] && conf=$dir/dpverbs_service.conf lcores="-l 0,1"
+	shift 2
+	exec ip netns exec "$ns" env DPV_CONFIG="$conf" \
+		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 $lcores --log-level=lib.eal:warning" \
 		timeout 200 "$build/compat/dpv-run" ibv_ud_pingpong "$@" < /dev/null > "$d/host.out" 2>&1
 }
 
@@ -302,7 +311,7 @@ dpv_gids() {
 	in_ns env DPV_CONFIG="$dir/dpverbs.conf" \
 		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 --log-level=lib.eal:warning" \
 		timeout 60 "$build/compat/dpv-run" ibv_devinfo -v > "$out" 2>&1
-	echo "---- dpverbs' port: $(grep -E 'hca_id|active_mtu' "$out" | tr -s '\t ' ' ')"
+	echo "---- dpverbs' port: $(grep -E 'hca_id|active_mtu' "$out" | tr -s '\t\n ' ' ')"
 	grep 'GID\[' "$out"
 	grep -q "GID\[ *1\]:[[:space:]]*::ffff:$DPV_ADDR4, RoCE v2" "$out" &&
 		grep -q "GID\[ *2\]:[[:space:]]*$DPV_ADDR6, RoCE v2" "$out" ||
@@ -333,6 +342,7 @@ else
 	# the port's RoCEv2 addresses: GID 1 and GID 2, as rxe0's in the guest
 	port_addr = $DPV_PORT $DPV_ADDR4 $DPV_ADDR6
 	EOF
+	{ cat "$dir/dpverbs.conf"; echo "progress = 1"; } > "$dir/dpverbs_service.conf"
 	boot "dpv_ud_server server ibv_ud_pingpong -d rxe0 -g 1 -s $DPV_SIZE -n $DPV_ITERS" \
 	     "dpv_ud_client client ibv_ud_pingpong -d rxe0 -g 1 -s $DPV_SIZE -n $DPV_ITERS 10.98.0.1" \
 	     "dpv_ud_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s $DPV_SIZE -n $DPV_ITERS"
@@ -368,9 +378,9 @@ if [ "$mode" = reference ]; then
 	peer_step rc_ipv4 server rc 0x000456 10.98.0.1 0 || rc=1
 else
 	dpv_gids || rc=1
-	dpv_step dpv_ud_server client 1 || rc=1     # the guest serves, dpverbs calls
-	dpv_step dpv_ud_client server 1 || rc=1
-	dpv_step dpv_ud_ipv6 client 2 || rc=1
+	dpv_step dpv_ud_server client 1 service || rc=1     # the guest serves, dpverbs calls
+	dpv_step dpv_ud_client server 1 direct || rc=1
+	dpv_step dpv_ud_ipv6 client 2 service || rc=1
 fi
 await "$dir/guest.rc" 60
 wait "$qpid" 2>/dev/null
