@@ -134,7 +134,7 @@ class Peer:
             except OSError as e:
                 log(f'cannot hold UDP 4791 on {addr}: {e}')
 
-    def send(self, dmac, dgid, **fields):
+    def build(self, dmac, dgid, **fields):
         """A frame from roce_frame (dpverbs' codec) to the guest."""
         self.ipid = (self.ipid + 1) & 0xFFFF
         args = [self.a.frame_tool, f'smac={self.mac}', f'dmac={dmac}', f'sgid={self.a.gid}',
@@ -143,7 +143,12 @@ class Peer:
         out = subprocess.run(args, capture_output=True, text=True)
         if out.returncode != 0:
             raise RuntimeError(out.stderr.strip())
-        self.raw.send(bytes.fromhex(out.stdout.strip()))
+        return bytes.fromhex(out.stdout.strip())
+
+    def send(self, dmac, dgid, frame=None, **fields):
+        """Send @frame (built before: an RC peer must answer within rxe's retransmission
+        timeout, 67 ms for the pingpong's timeout 14), or one built now from @fields."""
+        self.raw.send(frame or self.build(dmac, dgid, **fields))
         log(f"sent {OP_NAMES.get(fields['opcode'], fields['opcode'])} psn {fields['psn']:#x}"
             f" to QPN {fields['dqpn']:#x}")
 
@@ -190,6 +195,21 @@ def run_rc(peer, a, rem, deadline):
     """Acknowledge rxe's message, send ours (AckReq), until rxe has acknowledged it."""
     conn = f'conn:{a.qpn}:{rem["qpn"]}'
     ours = dict(opcode=0x04, dqpn=rem['qpn'], psn=a.psn, ackreq=1, sport=conn, len=16)
+    acks = {}
+
+    def ack(psn, msn):
+        """The ACK of @psn (with MSN @msn), from the frames built ahead when it is there."""
+        f = dict(opcode=0x11, dqpn=rem['qpn'], psn=psn, syndrome=0x1F, msn=msn, sport=conn)
+        if (psn, msn) not in acks:
+            acks[psn, msn] = peer.build(a.guest_mac, rem['gid'], **f)
+        peer.send(a.guest_mac, rem['gid'], frame=acks[psn, msn], **f)
+
+    # ahead of rxe's first packet: the ACKs of a message of up to 8 packets, and our SEND
+    for k in range(8):
+        psn = (rem['psn'] + k) & 0xFFFFFF
+        acks[psn, 1] = peer.build(a.guest_mac, rem['gid'], opcode=0x11, dqpn=rem['qpn'],
+                                  psn=psn, syndrome=0x1F, msn=1, sport=conn)
+    send = peer.build(a.guest_mac, rem['gid'], **ours)
     msn = 0
     acked = False
     sent_at = 0
@@ -198,19 +218,17 @@ def run_rc(peer, a, rem, deadline):
             if p['opcode'] in (0x02, 0x03, 0x04, 0x05):      # a message's last packet
                 msn = max(msn, 1)
             if p['ackreq']:
-                peer.send(a.guest_mac, rem['gid'], opcode=0x11, dqpn=rem['qpn'], psn=p['psn'],
-                          syndrome=0x1F, msn=msn, sport=conn)
+                ack(p['psn'], msn)
         if p is not None and p['opcode'] == 0x11 and p['psn'] == a.psn:
             acked = True
         if msn and not acked and time.time() - sent_at > 1:
-            peer.send(a.guest_mac, rem['gid'], **ours)
+            peer.send(a.guest_mac, rem['gid'], frame=send, **ours)
             sent_at = time.time()
         if acked:
             # a while more: rxe may still retransmit what it asked an ACK for
             for p in peer.frames(time.time() + 1):
                 if p is not None and p['opcode'] <= 0x05 and p['ackreq']:
-                    peer.send(a.guest_mac, rem['gid'], opcode=0x11, dqpn=rem['qpn'],
-                              psn=p['psn'], syndrome=0x1F, msn=msn, sport=conn)
+                    ack(p['psn'], msn)
             return True
     return False
 

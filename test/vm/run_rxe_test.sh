@@ -15,6 +15,8 @@
 #   accepted our frames) and rxe's own frames pass test_roce_rxe (dpverbs' parser and tshark
 #   agree on every field, the ICRC holds, dpverbs builds the same bytes). DPV_RXE_SAVE=DIR
 #   copies the reference (rxe_frames.pcap, .txt) there: test/wire/rxe/ holds one such copy.
+#   Then rxe resolves dpverbs' addresses: dpv_hold (a service lcore, the program asleep)
+#   answers the ARP and ND of its kernel while roce_peer.py speaks RoCE from them.
 # interop: the unmodified ibv_ud_pingpong on dpverbs (compat/dpv-run, net_af_packet on $vb,
 #   the port's addresses 10.98.0.3 and fd98::3 from the configuration) against rxe's, both
 #   ways and over IPv6 GIDs. Skipped (77) with the reason while dpverbs creates no UD QP
@@ -64,9 +66,9 @@ tap=dpvrt$$
 va=dpvra$$
 vb=dpvrb$$
 guest_mac=02:00:00:00:00:02
-qpid= tpid= tpid2= ppid=
+qpid= tpid= tpid2= ppid= hpid=
 cleanup() {
-	for p in $ppid $tpid $tpid2 $qpid; do kill "$p" 2>/dev/null; done
+	for p in $ppid $hpid $tpid $tpid2 $qpid; do kill "$p" 2>/dev/null; done
 	[ -n "$qpid" ] && wait "$qpid" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
 	[ -n "${DPV_TEST_KEEP:-}" ] && cp -r "$dir" "$DPV_TEST_KEEP"
@@ -230,6 +232,33 @@ peer_step() {
 	return $rc
 }
 
+# hold_start / hold_stop: dpverbs on $vb with the addresses 10.98.0.3 and fd98::3 and a service
+# lcore, its program asleep (dpv_hold): rxe's kernel resolves those addresses through dpverbs'
+# ARP/ND answers (the pingpongs' AH creation gives up after 1 s without one), while
+# roce_peer.py, on the same veth, speaks RoCE for them.
+hold_start() {
+	printf 'port_addr = %s %s %s\nprogress = 1\n' $DPV_PORT $DPV_ADDR4 $DPV_ADDR6 > "$dir/hold.conf"
+	ip netns exec "$ns" env DPV_CONFIG="$dir/hold.conf" \
+		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 -l 0,1 --log-level=lib.eal:warning --log-level=lib.telemetry:error" \
+		"$build/test/vm/dpv_hold" 300 > "$dir/hold.out" 2>&1 &
+	hpid=$!
+	local i
+	for i in $(seq 300); do
+		grep -q holding "$dir/hold.out" && { grep '^dpv_hold' "$dir/hold.out"; return 0; }
+		kill -0 $hpid 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL: dpv_hold did not start"
+	cat "$dir/hold.out"
+	return 1
+}
+
+hold_stop() {
+	kill $hpid 2>/dev/null
+	wait $hpid 2>/dev/null
+	hpid=
+}
+
 # What rxe sent, against dpverbs' codec and tshark.
 check_reference() {
 	local names=("$@") jsons=() n rc=0
@@ -331,12 +360,15 @@ start=$(date +%s)
 if [ "$mode" = reference ]; then
 	# rxe sends first (UD over IPv4, 5 bytes: a pad of 3; UD from the link-local GID 0; RC
 	# SEND FIRST/MIDDLE/LAST of 2501 bytes in 1024-byte packets), or we do (UD over IPv6,
-	# 1024 bytes: the whole MTU)
+	# 1024 bytes: the whole MTU); then rxe resolving dpverbs' addresses: ARP and ND answered
+	# by dpverbs (dpv_hold) while roce_peer.py speaks RoCE from those addresses
 	boot "ud_ipv4 client ibv_ud_pingpong -d rxe0 -g 1 -s 5 -n 1 10.98.0.1" \
 	     "ud_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s 1024 -n 1" \
 	     "ud_link_local client ibv_ud_pingpong -d rxe0 -g 0 -s 64 -n 1 10.98.0.1" \
-	     "rc_ipv4 client ibv_rc_pingpong -d rxe0 -g 1 -s 2501 -n 1 10.98.0.1"
-	steps=(ud_ipv4 ud_ipv6 ud_link_local rc_ipv4)
+	     "rc_ipv4 client ibv_rc_pingpong -d rxe0 -g 1 -s 2501 -n 1 10.98.0.1" \
+	     "arp_ipv4 server ibv_ud_pingpong -d rxe0 -g 1 -s 16 -n 1" \
+	     "nd_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s 16 -n 1"
+	steps=(ud_ipv4 ud_ipv6 ud_link_local rc_ipv4 arp_ipv4 nd_ipv6)
 else
 	cat > "$dir/dpverbs.conf" <<-EOF
 	# the port's RoCEv2 addresses: GID 1 and GID 2, as rxe0's in the guest
@@ -376,6 +408,15 @@ if [ "$mode" = reference ]; then
 	peer_step ud_ipv6 client ud 0x000124 fd98::1 1024 || rc=1
 	peer_step ud_link_local server ud 0x000125 "$vb_ll" 64 || rc=1
 	peer_step rc_ipv4 server rc 0x000456 10.98.0.1 0 || rc=1
+	if hold_start; then
+		peer_step arp_ipv4 client ud 0x000126 $DPV_ADDR4 16 || rc=1
+		peer_step nd_ipv6 client ud 0x000127 $DPV_ADDR6 16 || rc=1
+		hold_stop
+	else
+		rc=1
+		mkdir -p "$dir/arp_ipv4" "$dir/nd_ipv6"
+		touch "$dir/arp_ipv4/go" "$dir/arp_ipv4/close" "$dir/nd_ipv6/go" "$dir/nd_ipv6/close"
+	fi
 else
 	dpv_gids || rc=1
 	dpv_step dpv_ud_server client 1 service || rc=1     # the guest serves, dpverbs calls
@@ -393,6 +434,7 @@ for s in "${steps[@]}"; do
 	[ -e "$dir/$s/counters.txt" ] || continue
 	echo "$s: rxe0's counters: $(grep -v ' 0$' "$dir/$s/counters.txt" | tr '\n' ' ')"
 done
-[ "$mode" = reference ] && { check_reference "${steps[@]}" || rc=1; }
+# the reference: rxe's frames to roce_peer.py's own addresses
+[ "$mode" = reference ] && { check_reference ud_ipv4 ud_ipv6 ud_link_local rc_ipv4 || rc=1; }
 [ $rc = 0 ] || { echo "---- console"; tail -40 "$dir/console.log"; }
 exit $rc
