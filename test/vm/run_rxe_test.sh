@@ -70,6 +70,8 @@ qpid= tpid= tpid2= ppid= hpid=
 cleanup() {
 	for p in $ppid $hpid $tpid $tpid2 $qpid; do kill "$p" 2>/dev/null; done
 	[ -n "$qpid" ] && wait "$qpid" 2>/dev/null
+	sleep 0.5
+	for p in $ppid $hpid; do dpdk_dir_rm "$p"; done
 	ip netns del "$ns" 2>/dev/null
 	[ -n "${DPV_TEST_KEEP:-}" ] && cp -r "$dir" "$DPV_TEST_KEEP"
 	rm -rf "$dir"
@@ -256,6 +258,7 @@ hold_start() {
 hold_stop() {
 	kill $hpid 2>/dev/null
 	wait $hpid 2>/dev/null
+	dpdk_dir_rm $hpid
 	hpid=
 }
 
@@ -310,6 +313,7 @@ dpv_step() {
 	for i in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
 	kill $ppid 2>/dev/null
 	wait $ppid || hrc=$?
+	dpdk_dir_rm $ppid
 	ppid=
 	echo "---- $name: rxe's pingpong (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
 	sed 's/^/  guest: /' "$d/out"
@@ -323,14 +327,20 @@ dpv_step() {
 }
 
 # dpv_pingpong DIR direct|service ARGS...: ibv_ud_pingpong on dpverbs, in the namespace, on
-# $vb (exec'd: in the background, $! is the program's).
+# $vb (exec'd all the way, ip netns exec, env and dpv-run included: in the background, $! is
+# the program's pid, which names its DPDK runtime directory; guest_end bounds its time).
 dpv_pingpong() {
 	local d=$1 conf=$dir/dpverbs.conf lcores=
 	[ "$2" = service ] && conf=$dir/dpverbs_service.conf lcores="-l 0,1"
 	shift 2
 	exec ip netns exec "$ns" env DPV_CONFIG="$conf" \
 		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 $lcores --log-level=lib.eal:warning" \
-		timeout 200 "$build/compat/dpv-run" ibv_ud_pingpong "$@" < /dev/null > "$d/host.out" 2>&1
+		"$build/compat/dpv-run" ibv_ud_pingpong "$@" < /dev/null > "$d/host.out" 2>&1
+}
+
+# A dpverbs process that was killed leaves /var/run/dpdk/dpv-PID (its file prefix) behind.
+dpdk_dir_rm() {
+	[ -n "$1" ] && ! kill -0 "$1" 2>/dev/null && rm -rf "/var/run/dpdk/dpv-$1"
 }
 
 # dpverbs' port as the unmodified ibv_devinfo sees it: GIDs 1 and 2 must be its two addresses
