@@ -79,9 +79,16 @@ struct node {
 	struct expect_recv *expect;
 	uint64_t exp_head, exp_tail;
 	uint32_t exp_cap;
+	uint32_t prepost;		/* receive WQEs posted when the engine starts */
 	uint64_t *repost_at;		/* FIFO of times to post a receive WQE again */
 	uint64_t repost_head, repost_tail;
 	uint64_t repost_delay;
+	/* local faults for directed tests (UINT64_MAX / 0: none): the gather list of this WR,
+	 * the scatter list of this READ WR or receive WQE cannot be used; mem_write fails from
+	 * its n-th call on; the memory of a READ response cannot be read */
+	uint64_t bad_gather, bad_scatter, bad_recv;
+	uint64_t mem_write_fails_at, mem_writes;
+	bool bad_read_memory;
 	/* what was seen */
 	uint64_t atomics_executed, qp_errors, err_at;
 	struct dpv_rc_send_cqe slog[SIM_LOG];
@@ -267,12 +274,16 @@ static int payload_of(struct node *n, const struct dpv_rc_payload *pl, uint8_t *
 	if (pl->src == DPV_RC_PAYLOAD_WR) {
 		struct twr *t = twr_of(n, pl->handle);
 
+		if (pl->handle == n->bad_gather)
+			return -EFAULT;
 		CHECK((uint64_t)pl->offset + pl->len <= t->wr.length, "gather past the WR");
 		CHECK(t->wr.opcode <= DPV_RC_WR_SEND_IMM, "payload of a READ/atomic WR");
 		gen(t->tag, pl->offset, out, pl->len);
 		return 0;
 	}
 	if (pl->src == DPV_RC_PAYLOAD_MEM) {
+		if (n->bad_read_memory)
+			return -EFAULT;
 		if (pl->rkey != n->rkey || pl->va < n->rva || pl->va + pl->len > n->rva + n->rlen ||
 		    pl->va + pl->len < pl->va) {
 			/* the engine only sends what mem_check granted: never here */
@@ -344,6 +355,8 @@ static int cb_wr_write(void *ctx, uint64_t handle, uint32_t offset, const void *
 	CHECK((uint64_t)offset + len <= t->wr.length, "wr_write past the WR");
 	if ((uint64_t)offset + len > t->wr.length)
 		abort();
+	if (handle == n->bad_scatter)
+		return -EFAULT;
 	if (t->wr.opcode == DPV_RC_WR_READ) {
 		memcpy(t->rbuf + offset, data, len);
 	} else {
@@ -366,6 +379,8 @@ static int cb_recv_write(void *ctx, uint64_t handle, uint32_t offset, const void
 	if (handle < n->recv_done || handle >= n->recv_posted ||
 	    (uint64_t)offset + len > n->recv_len)
 		abort();
+	if (handle == n->bad_recv)
+		return -EFAULT;
 	memcpy(n->rbufs[handle % n->rq_depth] + offset, data, len);
 	return 0;
 }
@@ -402,10 +417,11 @@ static int cb_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, uin
 
 static int cb_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *data, uint32_t len)
 {
-	uint8_t *p = region(ctx, rkey, va, len, DPV_RC_ACCESS_REMOTE_WRITE);
+	struct node *n = ctx;
+	uint8_t *p = region(n, rkey, va, len, DPV_RC_ACCESS_REMOTE_WRITE);
 
 	CHECK(p != NULL, "mem_write outside what mem_check granted");
-	if (p == NULL)
+	if (p == NULL || ++n->mem_writes == n->mem_write_fails_at)
 		return -EACCES;
 	memcpy(p, data, len);
 	return 0;
@@ -519,7 +535,7 @@ static void cb_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 	n->recv_done = c->handle + 1;
 	if (n->sim->mass)
 		check_recv(n, c);
-	if (n->repost_at != NULL && !n->rc.err)
+	if (n->sim->mass && !n->rc.err)	/* directed tests post their own */
 		n->repost_at[n->repost_tail++ % n->rq_depth] = n->sim->now + n->repost_delay;
 }
 
@@ -576,6 +592,8 @@ static void node_init(struct sim *s, int id, const struct sim_opts *o)
 			abort();
 	gen(0xDA7A0000u + (uint64_t)id, 0, n->rmem, n->rlen);
 	n->repost_delay = o->repost_delay;
+	n->prepost = o->prepost[id];
+	n->bad_gather = n->bad_scatter = n->bad_recv = UINT64_MAX;
 	/* keys and addresses as the peer names them; not guessable is the glue's job */
 	n->wkey = 0x1000 + id;
 	n->rkey = 0x2000 + id;
@@ -627,7 +645,29 @@ static void sim_init(struct sim *s, const struct sim_opts *o)
 		struct node *n = &s->n[id];
 
 		CHECK_EQ(dpv__rc_init(&n->rc, &n->cfg, &sim_ops, n), 0);
-		for (uint32_t i = 0; i < o->prepost[id]; i++)
+		for (uint32_t i = 0; i < n->prepost; i++)
+			CHECK_EQ(sim_post_recv(n), 0);
+	}
+}
+
+/* Both engines set up again (as after RESET), the memory and the clock kept. */
+static void sim_restart(struct sim *s)
+{
+	while (s->nheap > 0)
+		free(heap_pop(s).data);
+	for (int id = 0; id < 2; id++) {
+		struct node *n = &s->n[id];
+
+		dpv__rc_fini(&n->rc);
+		for (uint32_t i = 0; i < n->sq_depth; i++) {
+			free(n->twr[i].rbuf);
+			n->twr[i].rbuf = NULL;
+		}
+		n->posted = n->done = n->failed = n->recv_posted = n->recv_done = 0;
+		n->exp_head = n->exp_tail = n->repost_head = n->repost_tail = 0;
+		n->nslog = n->nrlog = n->ntlog = n->qp_errors = 0;
+		CHECK_EQ(dpv__rc_init(&n->rc, &n->cfg, &sim_ops, n), 0);
+		for (uint32_t i = 0; i < n->prepost; i++)
 			CHECK_EQ(sim_post_recv(n), 0);
 	}
 }

@@ -665,6 +665,178 @@ static void uc(void)
 }
 
 
+/* --- local faults, ERR from outside, the requester's attributes at RTS --------------------- */
+
+static void local_faults(void)
+{
+	struct sim_opts o = base_opts;
+	struct sim *s = malloc(sizeof(*s));
+	struct node *a = &s->n[0], *b = &s->n[1];
+	struct dpv_rc_config c;
+
+	/* a gather list that cannot be read: LOC_PROT_ERR once the WR before it is done */
+	sim_init(s, &o);
+	a->bad_gather = 1;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), 1), 0);
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 3000), 2), 0);
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), 3), 0);
+	CHECK(a->nslog == 0 && !a->rc.err, "the bad WR failed before the one before it");
+	sim_run(s, 100 * MS);
+	CHECK(a->nslog == 3 && a->slog[0].status == DPV_RC_WC_SUCCESS &&
+	      a->slog[1].status == DPV_RC_WC_LOC_PROT_ERR &&
+	      a->slog[2].status == DPV_RC_WC_WR_FLUSH_ERR && a->rc.err && a->qp_errors == 1,
+	      "bad gather: %u %u %u", a->slog[0].status, a->slog[1].status, a->slog[2].status);
+	CHECK(!b->rc.err && b->nrlog == 1, "bad gather: B");
+	sim_fini(s);
+
+	/* a receive WQE whose memory cannot be written: LOC_PROT_ERR there, REM_OP_ERR here */
+	sim_init(s, &o);
+	b->bad_recv = 0;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), 1), 0);
+	sim_run(s, 100 * MS);
+	CHECK(a->nslog == 1 && a->slog[0].status == DPV_RC_WC_REM_OP_ERR && a->rc.err,
+	      "bad receive WQE: A %u", a->slog[0].status);
+	CHECK(b->rc.err && b->rlog[0].status == DPV_RC_WC_LOC_PROT_ERR &&
+	      b->rlog[1].status == DPV_RC_WC_WR_FLUSH_ERR, "bad receive WQE: B");
+	sim_fini(s);
+
+	/* a READ / atomic whose answer cannot be stored: LOC_PROT_ERR, the peer unharmed */
+	for (int op = DPV_RC_WR_READ; op <= DPV_RC_WR_FETCH_ADD; op += 2) {
+		sim_init(s, &o);
+		a->bad_scatter = 0;
+		CHECK_EQ(sim_post(a, mk_wr(a, (uint8_t)op, 100), 1), 0);
+		sim_run(s, 100 * MS);
+		CHECK(a->nslog == 1 && a->slog[0].status == DPV_RC_WC_LOC_PROT_ERR && a->rc.err &&
+		      !b->rc.err, "bad scatter list (op %d)", op);
+		CHECK_EQ(b->atomics_executed, op == DPV_RC_WR_FETCH_ADD);
+		sim_fini(s);
+	}
+
+	/* the peer's memory goes away under a WRITE (second packet) or a READ's answer */
+	sim_init(s, &o);
+	b->mem_write_fails_at = 2;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_WRITE, 3000), 1), 0);
+	sim_run(s, 100 * MS);
+	CHECK(a->nslog == 1 && a->slog[0].status == DPV_RC_WC_REM_ACCESS_ERR && a->rc.err &&
+	      b->rc.err, "memory gone under a WRITE: %u", a->slog[0].status);
+	sim_fini(s);
+	sim_init(s, &o);
+	b->bad_read_memory = true;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_READ, 3000), 1), 0);
+	sim_run(s, 100 * MS);
+	CHECK(a->nslog == 1 && a->slog[0].status == DPV_RC_WC_REM_ACCESS_ERR && a->rc.err &&
+	      b->rc.err, "memory gone under a READ: %u", a->slog[0].status);
+	sim_fini(s);
+
+	/* ERR from outside: everything flushed in order, no qp_error, no deadline left */
+	sim_init(s, &o);
+	s->filter = lose_all;
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), (uint64_t)i), 0);
+	dpv__rc_set_error(&a->rc);
+	CHECK(a->nslog == 3 && a->slog[2].status == DPV_RC_WC_WR_FLUSH_ERR && a->qp_errors == 0 &&
+	      a->nrlog == o.prepost[0] && dpv__rc_next_deadline(&a->rc) == DPV_RC_NEVER,
+	      "ERR from outside");
+	dpv__rc_set_error(&a->rc);	/* twice: nothing more */
+	CHECK_EQ(a->nslog, 3);
+	sim_fini(s);
+
+	/* RTR first, the requester's attributes at RTS */
+	sim_init(s, &o);
+	c = a->cfg;
+	c.sq_psn = 0xABCDEF;
+	c.timeout = 5;
+	CHECK_EQ(dpv__rc_set_requester(&a->rc, &c), 0);
+	c.retry_cnt = 9;
+	CHECK_EQ(dpv__rc_set_requester(&a->rc, &c), -EINVAL);
+	s->filter = lose_all;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), 1), 0);
+	CHECK_EQ(a->tlog[0].psn, 0xABCDEF);
+	CHECK_EQ(dpv__rc_next_deadline(&a->rc), timeout_ns(5));
+	sim_fini(s);
+	free(s);
+}
+
+/* --- the PSN window ------------------------------------------------------------------------ */
+
+static void window(void)
+{
+	struct sim_opts o = base_opts;
+	struct sim *s = malloc(sizeof(*s));
+	struct node *a = &s->n[0], *b = &s->n[1];
+	bool hold = true;
+	int ackreqs = 0;
+
+	o.mtu = 256;
+	sim_init(s, &o);
+	s->filter = hold_reads;		/* B's ACKs are lost while hold */
+	s->filter_arg = &hold;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_WRITE, 200 * 256), 1), 0);
+	sim_run(s, 1 * MS);
+	CHECK_EQ(a->ntlog, DPV_RC_MAX_UNACKED);		/* then it waits */
+	for (uint64_t i = 0; i < a->ntlog; i++)
+		ackreqs += a->tlog[i].ackreq;
+	CHECK_EQ(ackreqs, DPV_RC_MAX_UNACKED / DPV_RC_ACKREQ_EVERY);
+	CHECK(a->tlog[DPV_RC_MAX_UNACKED - 1].ackreq, "the packet that fills the window asks");
+	hold = false;
+	sim_run(s, 100 * MS);
+	CHECK(a->nslog == 1 && a->slog[0].status == 0, "WRITE through the window");
+	CHECK(gen_equal(1, b->wmem, 200 * 256), "WRITE bytes");
+	sim_fini(s);
+	free(s);
+}
+
+/* --- UC: errors drop the message, the receive WQE is used again ----------------------------- */
+
+static void uc_errors(void)
+{
+	struct sim_opts o = base_opts;
+	struct sim *s = malloc(sizeof(*s));
+	struct node *a = &s->n[0], *b = &s->n[1];
+	struct lose_psn l = { .from = 0, .opcode = 0xFF, .times = 0 };
+
+	o.uc = true;
+	o.mtu = 256;
+	o.prepost[1] = 0;
+	o.recv_len = 600;
+	o.access[1] = DPV_RC_ACCESS_REMOTE_READ;	/* no RDMA WRITE here */
+	sim_init(s, &o);
+	s->filter = lose_psn;
+	s->filter_arg = &l;
+	/* no receive WQE: the SEND is lost, A does not know */
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), 1), 0);
+	sim_run(s, 1 * MS);
+	CHECK(a->nslog == 1 && a->slog[0].status == 0 && b->nrlog == 0 && !b->rc.err, "UC RNR");
+	CHECK_EQ(sim_post_recv(b), 0);
+	/* longer than the WQE: lost, the WQE stays */
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 700), 2), 0);
+	/* an RDMA WRITE the QP does not allow: lost */
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_WRITE_IMM, 10), 3), 0);
+	/* its second packet lost: lost whole */
+	l.psn = o.psn[0] + 1 + 3 + 1 + 1;
+	l.times = 1;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 500), 4), 0);
+	sim_run(s, 2 * MS);
+	CHECK(b->nrlog == 0 && !b->rc.err, "UC: a message that should be lost arrived");
+	/* the next one lands in the same WQE, from its start */
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND_IMM, 550), 5), 0);
+	sim_run(s, 3 * MS);
+	CHECK(b->nrlog == 1 && b->rlog[0].handle == 0 && b->rlog[0].status == 0 &&
+	      b->rlog[0].byte_len == 550 && b->rlog[0].with_imm, "UC: the WQE used again");
+	CHECK(gen_equal(5, b->rbufs[0], 550), "UC: bytes");
+	CHECK_EQ(a->nslog, 5);
+	/* a receive WQE that cannot be written: LOC_PROT_ERR and ERR, as on RC */
+	CHECK_EQ(sim_post_recv(b), 0);
+	b->bad_recv = 1;
+	CHECK_EQ(sim_post(a, mk_wr(a, DPV_RC_WR_SEND, 10), 6), 0);
+	sim_run(s, 4 * MS);
+	CHECK(b->nrlog == 2 && b->rlog[1].status == DPV_RC_WC_LOC_PROT_ERR && b->rc.err &&
+	      b->qp_errors == 1, "UC: bad receive WQE");
+	CHECK(!a->rc.err, "UC: no NAK reaches the sender");
+	sim_fini(s);
+	free(s);
+}
+
 /* --- hostile input ---------------------------------------------------------------------- */
 
 /* A packet to @n as if from its peer: @opcode at @psn, the rest from @h (may be NULL). */
@@ -923,10 +1095,7 @@ static void hostile_storm(void)
 		if (sim_rnd(s) % 8 == 0)
 			sim_post_recv(n);
 		if (n->rc.err || p->rc.err) {
-			sim_fini(s);
-			o.seed = sim_rnd(s);
-			sim_init(s, &o);
-			s->filter = lose_all;
+			sim_restart(s);
 			inits++;
 		}
 	}
@@ -949,6 +1118,9 @@ int main(void)
 	duplicate_atomic();
 	errors();
 	uc();
+	uc_errors();
+	local_faults();
+	window();
 	hostile_requests();
 	hostile_responses();
 	hostile_storm();
