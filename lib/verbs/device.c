@@ -284,6 +284,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 static void verbs_stop(void)
 {
+	dpv__roce_keeper_stop();          /* nothing polls the ports while they close */
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);

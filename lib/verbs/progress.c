@@ -98,6 +98,7 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
 	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
+	__atomic_store_n(&dev->rx_polls, dev->rx_polls + 1, __ATOMIC_RELAXED);  /* the keeper */
 	if (loop != NULL)
 		n = (uint16_t)rte_ring_dequeue_burst(loop, (void **)frames, LOOP_BURST, NULL);
 	nl = n;

@@ -86,6 +86,7 @@ struct dpv_device {
 	TAILQ_HEAD(, dpv_flow) flows;
 	dpv_spinlock_t rx_lock;
 	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
+	uint32_t rx_polls;         /* (__atomic, written under rx_lock) polls of the port */
 	int rx_users;              /* receivers on the port (RAW: flows); none: it is not polled */
 	/* frames a transport looped back to its own port (RoCE to its own GIDs): received with
 	 * the port's next burst, before its frames (created with the first RoCE QP) */

@@ -283,13 +283,11 @@ check_reference() {
 
 # ---- interop steps: the unmodified pingpong on dpverbs against rxe's ----
 #
-# Progress: a dpverbs port answers ARP/ND only while something progresses it (doc/roce.md,
-# "Neighbours"). When rxe's pingpong is the server, it creates its address handle (so the
-# guest's kernel resolves dpverbs' address, and gives up after 1 s) while dpverbs' pingpong,
-# the client, waits in read() for the server's half of the exchange: only a service lcore
-# answers then. Those steps run with "progress = 1" and a worker lcore (-l 0,1); the step
-# where dpverbs serves runs with the default direct progress (its pingpong resolves the guest
-# first, which teaches the guest's kernel dpverbs' MAC, and polls its CQ from then on).
+# Progress: when rxe's pingpong is the server, it creates its address handle (so the guest's
+# kernel resolves dpverbs' address, and gives up after 1 s) while dpverbs' pingpong, the
+# client, waits in read() for the server's half of the exchange and polls nothing: the
+# library's keeper thread answers ARP/ND for a port nobody polls (doc/roce.md, "Neighbours").
+# Every step runs with the default configuration (direct progress), as a user would.
 
 # dpv_step NAME ROLE GIDX PROGRESS: the guest's step NAME against dpv-run ibv_ud_pingpong as
 # ROLE, with the port progressed by the application (direct) or a service lcore (service).
@@ -429,9 +427,9 @@ if [ "$mode" = reference ]; then
 	fi
 else
 	dpv_gids || rc=1
-	dpv_step dpv_ud_server client 1 service || rc=1     # the guest serves, dpverbs calls
+	dpv_step dpv_ud_server client 1 direct || rc=1      # the guest serves, dpverbs calls
 	dpv_step dpv_ud_client server 1 direct || rc=1
-	dpv_step dpv_ud_ipv6 client 2 service || rc=1
+	dpv_step dpv_ud_ipv6 client 2 direct || rc=1
 fi
 await "$dir/guest.rc" 60
 wait "$qpid" 2>/dev/null
