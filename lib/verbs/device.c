@@ -65,9 +65,13 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 		return NULL;
 	}
 found:
-	d->index = index;
-	d->port = port;
-	d->caps = *caps;
+	/* an open device's port runs and does not change: receive progress (another thread,
+	 * the keeper) reads port and caps while a scan goes on */
+	if (d->open_count == 0) {
+		d->index = index;
+		d->port = port;
+		d->caps = *caps;
+	}
 	return d;
 }
 
@@ -97,7 +101,8 @@ int dpv__devices_scan(struct dpv_device ***list, int *n)
 	if (out == NULL)
 		rc = -ENOMEM;
 	for (int i = 0; rc == 0 && i < nb_devices; i++)
-		if (devices[i]->ops->port_get(devices[i]->index, &devices[i]->caps) != NULL)
+		if (devices[i]->open_count > 0 ||
+		    devices[i]->ops->port_get(devices[i]->index, &devices[i]->caps) != NULL)
 			out[count++] = devices[i];
 	pthread_mutex_unlock(&dev_lock);
 	if (rc != 0) {
@@ -178,13 +183,22 @@ static int device_start(struct dpv_device *d)
 	struct dpv_port_caps caps;
 	int rc = 0;
 
+	if (d->open_count > 0) {
+		/* the port runs, other threads may be receiving from it: only its MTU is read
+		 * again (a program may have changed it with rte_eth_dev_set_mtu) */
+		if (d->ops->port_get(d->index, &caps) != NULL) {
+			__atomic_store_n(&d->caps.mtu, caps.mtu, __ATOMIC_RELAXED);
+			__atomic_store_n(&d->caps.max_frame, caps.max_frame, __ATOMIC_RELAXED);
+		}
+		return 0;
+	}
 	d->ops->port_count();
 	d->port = d->ops->port_get(d->index, &caps);
 	if (d->port == NULL || strcmp(caps.name, d->caps.name) != 0) {
 		VERBS_LOG(ERR, "device %s: its DPDK port %s is gone", d->ibdev.name, d->caps.name);
 		return -ENODEV;
 	}
-	if (d->open_count == 0) {
+	{
 		rc = d->ops->port_start(d->port);
 		/* every start begins with the configured policy and nothing forced */
 		__atomic_store_n(&d->offload.policy, (int)dpv__config()->offload_policy,
@@ -194,7 +208,7 @@ static int device_start(struct dpv_device *d)
 	}
 	if (rc == 0)
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
-	if (rc == 0 && d->open_count == 0)
+	if (rc == 0)
 		dpv__roce_port_start(d, true);
 	return rc;
 }
