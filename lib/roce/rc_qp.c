@@ -149,6 +149,9 @@ static int rc_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	}
 	qp->lim.ip_csum = false;
 	qp->lim.frame_sends = false;
+	/* its timer and the receive side run on other threads than the application's: a QP in
+	 * a thread domain keeps its lock all the same */
+	qp->lockless = false;
 	qp->post_send = dpv__rc_post_send_list;
 	__atomic_fetch_add(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
 	return 0;

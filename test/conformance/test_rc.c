@@ -396,6 +396,64 @@ static void check_uc(void)
 	pair_free(&p);
 }
 
+/* The ibv_wr_* API on an RC QP: the same post path, so the same bytes. */
+static void check_qp_ex(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &a);
+	struct ibv_qp_ex *x = qp ? ibv_qp_to_qp_ex(qp) : NULL;
+	uint64_t *word = (uint64_t *)side(1, ATOM);
+	struct ibv_wc wc;
+
+	CHECK(x != NULL, "RC QP with send_ops_flags: %s", strerror(errno));
+	if (x == NULL) {
+		pair_free(&p);
+		return;
+	}
+	/* connect the new QP to p.b in place of p.a */
+	CHECK_EQ(ibv_destroy_qp(p.a), 0);
+	p.a = NULL;
+	{
+		struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+
+		CHECK_EQ(ibv_modify_qp(p.b, &r, IBV_QP_STATE), 0);
+	}
+	CHECK(to_init(qp) == 0 && to_init(p.b) == 0 && to_rtr(qp, p.b->qp_num, 10, &gid4) == 0 &&
+	      to_rtr(p.b, qp->qp_num, 20, &gid4) == 0 && to_rts(qp, 20, 14, 7) == 0 &&
+	      to_rts(p.b, 10, 14, 7) == 0, "connect: %s", strerror(errno));
+	pattern(side(0, TX), 3000, 9);
+	memset(side(1, REMOTE), 0, 3000);
+	*word = 5;
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)side(1, REMOTE));
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)side(0, TX), 3000);
+	x->wr_id = 2;
+	ibv_wr_atomic_fetch_add(x, mr->rkey, (uintptr_t)word, 10);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)side(0, ATOM), 8);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	wc = wait_one(cq, IBV_WC_SUCCESS, 1, "wr_rdma_write");
+	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+	wc = wait_one(cq, IBV_WC_SUCCESS, 2, "wr_atomic_fetch_add");
+	CHECK_EQ(wc.opcode, IBV_WC_FETCH_ADD);
+	CHECK(memcmp(side(1, REMOTE), side(0, TX), 3000) == 0, "wr_rdma_write: bytes differ");
+	CHECK_EQ(*(uint64_t *)side(0, ATOM), 5);
+	CHECK_EQ(*word, 15);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	pair_free(&p);
+}
+
 /* ---- errors ---- */
 
 static void check_access_errors(void)
@@ -536,12 +594,14 @@ static void check_faults(void)
 		IBV_WR_SEND_WITH_IMM, IBV_WR_ATOMIC_FETCH_AND_ADD,
 	};
 	struct dpv_faults f = { .drop_ppm = 10000, .dup_ppm = 10000, .reorder_ppm = 10000,
+				.corrupt_ppm = 5000,
 				.seed = 42 };
 	struct dpv_faults off = { 0 };
 	struct pair p = pair_make(IBV_QPT_RC, 12, 7);
 	uint64_t *word = (uint64_t *)side(1, ATOM), posted = 0, done = 0, recvd = 0, adds = 0;
 	uint64_t recv_posted = 0, bad = 0;
 	struct dpv_fault_stats st;
+	struct dpv_port_stats ps;
 
 	*word = 0;
 	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &f), 0);
@@ -621,9 +681,12 @@ static void check_faults(void)
 	CHECK_EQ(done, N);
 	CHECK_EQ(*word, adds);
 	CHECK_EQ(dpv_query_port_faults(ctx, DPV_FAULT_RX, NULL, &st), 0);
-	CHECK(st.dropped > 0 && st.duplicated > 0 && st.reordered > 0,
+	CHECK(st.dropped > 0 && st.duplicated > 0 && st.reordered > 0 && st.corrupted > 0,
 	      "faults: dropped %lu dup %lu reordered %lu", (unsigned long)st.dropped,
 	      (unsigned long)st.duplicated, (unsigned long)st.reordered);
+	/* a corrupted byte is found by the ICRC (or, in the headers, by their checks) */
+	CHECK_EQ(dpv_query_port_stats(ctx, &ps), 0);
+	CHECK(ps.rx_roce_bad_icrc > 0, "no frame dropped for its ICRC");
 	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &off), 0);
 	pair_free(&p);
 }
@@ -648,6 +711,7 @@ int main(void)
 	check_states();
 	check_opcodes();
 	check_uc();
+	check_qp_ex();
 	check_access_errors();
 	check_local_errors();
 	check_long_send();
