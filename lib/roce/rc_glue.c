@@ -1,7 +1,8 @@
 /* What the RC/UC engine asks of a verbs QP (struct dpv_rc_ops) and what a QP hands it:
  *   posting    a send WR is checked with the verbs core's table, its gather list (or its
- *              INLINE bytes) kept in the SQ slot, and given to the engine, which sends what
- *              its windows allow; receive WQEs are given to it as they are found posted;
+ *              INLINE bytes) kept in the SQ slot, its MRs held until it completes, and
+ *              given to the engine, which sends what its windows allow; receive WQEs are
+ *              given to it as they are found posted;
  *   emit       a packet becomes one frame on the QP's path (its payload copied from the WR's
  *              SGEs, lkeys checked each time, or from the MR an rkey names), handed to the
  *              port through the transmit fault layer, or to the loopback ring for a GID of
@@ -317,6 +318,26 @@ void dpv__rc_feed_rq(struct dpv_qp *qp)
 	}
 }
 
+/* The WR holds the MRs of its SGEs until it completes (ibv_dereg_mr: EBUSY meanwhile), as
+ * its bytes are read again for every retransmission; an lkey that names no MR holds nothing
+ * (the engine completes the WR with LOC_PROT_ERR when it reads it). */
+static void hold_mrs(struct dpv_qp *qp, struct dpv_wqe *w, const struct ibv_send_wr *wr)
+{
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *sge = &wr->sg_list[i];
+		struct dpv_mr *mr;
+		uint8_t *va;
+
+		if (sge->length == 0)
+			continue;
+		mr = dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
+		if (mr == NULL)
+			continue;
+		__atomic_fetch_add(&mr->refs, 1, __ATOMIC_ACQUIRE);
+		w->mrs[w->nb_mr++] = mr;
+	}
+}
+
 /* Keep @wr's gather list (or its INLINE bytes) in SQ slot @slot. */
 static void keep_wr(struct dpv_qp *qp, uint32_t slot, const struct ibv_send_wr *wr, uint64_t len)
 {
@@ -388,11 +409,15 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		.byte_len = (uint32_t)len,
 		.mrs = w->mrs,
 	};
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		hold_mrs(qp, w, wr);
 	if (rq->eng_on) {
 		engine_wr(wr, sq->post, len, &e);
 		rc = dpv__rc_post_send(&rq->eng, &e, now);   /* may complete it at once (ERR) */
-		if (rc != 0)
+		if (rc != 0) {
+			dpv__wqe_put_mrs(w);
 			return rc;
+		}
 	} else {
 		w->status = IBV_WC_WR_FLUSH_ERR;    /* posted in ERR before RTR */
 		dpv__wqe_release(w);

@@ -563,15 +563,24 @@ static void check_peer_gone(void)
 {
 	struct pair p = pair_make(IBV_QPT_RC, 8, 2);     /* ~1 ms timeout, 2 retries */
 
+	struct ibv_mr *held = ibv_reg_mr(pd, buf + 3 * SIDE, 4096, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { (uintptr_t)(buf + 3 * SIDE), 10, held ? held->lkey : 0 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+
+	CHECK(held != NULL, "reg_mr: %s", strerror(errno));
 	CHECK_EQ(ibv_destroy_qp(p.b), 0);
 	p.b = NULL;
-	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 1, 0), 0);
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+	/* the WR holds its MR until it completes (retransmissions read it again) */
+	CHECK_EQ(ibv_dereg_mr(held), EBUSY);
 	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 10, (uintptr_t)side(1, REMOTE),
 		      mr->rkey, 2, IBV_SEND_SIGNALED), 0);
 	CHECK_EQ(post_recv(p.a, side(0, RX), 10, 3), 0);
 	wait_one(p.cq_a, IBV_WC_RETRY_EXC_ERR, 1, "peer gone");
 	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "peer gone: next WR");
 	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 3, "peer gone: receive WQE");
+	CHECK_EQ(ibv_dereg_mr(held), 0);
 	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
 	/* posted in ERR: flushed */
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 4, 0), 0);
