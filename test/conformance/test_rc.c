@@ -79,11 +79,13 @@ static int to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn, const union
 	return ibv_modify_qp(qp, &a, mask);
 }
 
+static uint8_t rnr_retry = 7;        /* what to_rts gives */
+
 static int to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout, uint8_t retry)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTS, .sq_psn = sq_psn, .timeout = timeout,
-		.retry_cnt = retry, .rnr_retry = 7, .max_rd_atomic = 4,
+		.retry_cnt = retry, .rnr_retry = rnr_retry, .max_rd_atomic = 4,
 	};
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
@@ -540,6 +542,20 @@ static void check_long_send(void)
 	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
 	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
 	pair_free(&p);
+
+	/* a receive WQE whose lkey covers nothing */
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	{
+		struct ibv_sge sge = { (uintptr_t)side(1, RX), 100, mr->lkey ^ 0x00ffff00 };
+		struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+		CHECK_EQ(ibv_post_recv(p.b, &rwr, &rbad), 0);
+	}
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 50, 0, 0, 10, 0), 0);
+	wait_one(p.cq_a, IBV_WC_REM_OP_ERR, 10, "receive WQE outside its MR");
+	wait_one(p.cq_b, IBV_WC_LOC_PROT_ERR, 9, "receive WQE outside its MR: recv");
+	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
+	pair_free(&p);
 }
 
 static void check_rnr(void)
@@ -556,6 +572,16 @@ static void check_rnr(void)
 	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "recv after RNR");
 	CHECK_EQ(wc.byte_len, 300);
 	CHECK(memcmp(side(1, RX), side(0, TX), 300) == 0, "RNR: bytes differ");
+	pair_free(&p);
+
+	/* rnr_retry 2: the third RNR NAK ends it; the responder stays up */
+	rnr_retry = 2;
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	rnr_retry = 7;
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 300, 0, 0, 3, 0), 0);
+	wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 3, "RNR retries exhausted");
+	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	CHECK_EQ(qp_state(p.b), IBV_QPS_RTS);
 	pair_free(&p);
 }
 
@@ -700,6 +726,64 @@ static void check_faults(void)
 	pair_free(&p);
 }
 
+/* UC under drops: every send completes successfully at once, what arrives is whole, right
+ * and in order, the rest is lost whole. */
+static void check_uc_faults(void)
+{
+	enum { N = 2000, SLOTS = 64, SLOT = 4096 };
+	struct dpv_faults f = { .drop_ppm = 50000, .dup_ppm = 10000, .reorder_ppm = 10000,
+				.seed = 7 };
+	struct dpv_faults off = { 0 };
+	struct pair p = pair_make(IBV_QPT_UC, 0, 0);
+	uint64_t sent = 0, recvd = 0, last = 0, posted = 0, bad = 0;
+	double end = test_now() + 20, last_rx = test_now();
+
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &f), 0);
+	for (; posted < SLOTS; posted++)
+		post_recv(p.b, side(1, RX) + (posted % SLOTS) * SLOT, SLOT, posted);
+	while (test_now() < end) {
+		struct ibv_wc wc[16];
+		int n;
+
+		/* one message in flight at a time per receive slot: paced by the receiver */
+		if (sent < N && sent - last < SLOTS / 2) {
+			uint32_t len = msg_len(sent) + 1;
+
+			pattern(side(0, TX) + (sent % SLOTS) * SLOT, len, (uint8_t)sent);
+			CHECK_EQ(post(p.a, IBV_WR_SEND_WITH_IMM, side(0, TX) + (sent % SLOTS) * SLOT,
+				      len, 0, 0, sent, IBV_SEND_SIGNALED), 0);
+			sent++;
+		}
+		n = ibv_poll_cq(p.cq_a, 16, wc);
+		for (int i = 0; i < n; i++)
+			bad += wc[i].status != IBV_WC_SUCCESS;
+		n = ibv_poll_cq(p.cq_b, 16, wc);
+		for (int i = 0; i < n; i++, recvd++) {
+			uint64_t msg = ntohl(wc[i].imm_data) - 0x12340000u;
+			uint8_t exp[3 * MTU_BYTES];
+
+			pattern(exp, msg_len(msg) + 1, (uint8_t)msg);
+			bad += wc[i].status != IBV_WC_SUCCESS || (recvd > 0 && msg <= last) ||
+			       wc[i].byte_len != msg_len(msg) + 1 ||
+			       memcmp(side(1, RX) + (wc[i].wr_id % SLOTS) * SLOT, exp,
+				      msg_len(msg) + 1) != 0;
+			last = msg;
+			post_recv(p.b, side(1, RX) + (posted % SLOTS) * SLOT, SLOT, posted);
+			posted++;
+		}
+		if (n > 0)
+			last_rx = test_now();
+		if (sent == N && test_now() - last_rx > 0.3)
+			break;          /* nothing more for a while: the rest was lost */
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(sent, N);
+	CHECK(recvd > N / 2 && recvd < N, "UC under 5 %% drops: %lu of %d received",
+	      (unsigned long)recvd, N);
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &off), 0);
+	pair_free(&p);
+}
+
 int main(void)
 {
 	ctx = test_open(NULL);
@@ -727,6 +811,7 @@ int main(void)
 	check_rnr();
 	check_peer_gone();
 	check_faults();
+	check_uc_faults();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dereg_mr(mr_ro), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
