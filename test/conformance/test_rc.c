@@ -489,6 +489,23 @@ static void check_access_errors(void)
 		      IBV_SEND_SIGNALED), 0);
 	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "read past the MR");
 	pair_free(&p);
+	/* RTS -> RTS taking REMOTE_WRITE from the responder QP: READ still works, a WRITE is an
+	 * invalid request (a right the QP does not give: the engine's error table, as rxe) */
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	{
+		struct ibv_qp_attr m = { .qp_access_flags = IBV_ACCESS_REMOTE_READ };
+		struct ibv_qp_attr q;
+		struct ibv_qp_init_attr qi;
+
+		CHECK_EQ(ibv_modify_qp(p.b, &m, IBV_QP_ACCESS_FLAGS), 0);
+		CHECK_EQ(ibv_query_qp(p.b, &q, IBV_QP_ACCESS_FLAGS, &qi), 0);
+		CHECK_EQ(q.qp_access_flags, IBV_ACCESS_REMOTE_READ);
+		check_read(&p, 100, 20);
+		CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)side(1, REMOTE),
+			      mr->rkey, 21, IBV_SEND_SIGNALED), 0);
+		wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 21, "QP without remote write");
+	}
+	pair_free(&p);
 	/* atomic on an MR without remote atomic */
 	p = pair_make(IBV_QPT_RC, 14, 7);
 	{
