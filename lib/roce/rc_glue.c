@@ -339,7 +339,7 @@ static void hold_mrs(struct dpv_qp *qp, struct dpv_wqe *w, const struct ibv_send
 }
 
 /* Keep @wr's gather list (or its INLINE bytes) in SQ slot @slot. */
-static void keep_wr(struct dpv_qp *qp, uint32_t slot, const struct ibv_send_wr *wr, uint64_t len)
+static void keep_wr(struct dpv_qp *qp, uint32_t slot, const struct ibv_send_wr *wr)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 
@@ -357,7 +357,6 @@ static void keep_wr(struct dpv_qp *qp, uint32_t slot, const struct ibv_send_wr *
 	memcpy(&rq->sge[(size_t)slot * qp->sq.max_sge], wr->sg_list,
 	       (size_t)wr->num_sge * sizeof(*wr->sg_list));
 	rq->nsge[slot] = (uint16_t)wr->num_sge;
-	(void)len;
 }
 
 static void engine_wr(const struct ibv_send_wr *wr, uint64_t handle, uint64_t len,
@@ -401,7 +400,7 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		rc = -EINVAL;
 	if (rc != 0)
 		return rc;
-	keep_wr(qp, slot, wr, len);
+	keep_wr(qp, slot, wr);
 	*w = (struct dpv_wqe){
 		.wr_id = wr->wr_id,
 		.opcode = dpv__wr_wc_opcode(wr->opcode),
