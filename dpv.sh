@@ -86,7 +86,7 @@ sanitized() {
 }
 
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
-TSAN_TESTS="concurrency completions service roce_addr ud"
+TSAN_TESTS="concurrency completions service roce_addr ud rc"
 tsan() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
 	[ -f "$BUILD-tsan/build.ninja" ] ||

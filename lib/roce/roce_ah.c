@@ -45,6 +45,12 @@ static int ah_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr, st
 	return 0;
 }
 
+int dpv__roce_av_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr,
+			 struct dpv_ah *ah)
+{
+	return ah_resolve(dev, attr, ah);
+}
+
 DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 {
 	struct dpv_pd *pd = to_dpd(ibpd);

@@ -3,10 +3,15 @@
  * which is often while the program here waits in read() or sleep() for an out-of-band
  * exchange (ibv_ud_pingpong's TCP handshake; rxe gives ARP one second). A thread of the
  * library's own looks at the ports with addresses every KEEP_MS: one that nobody polled since
- * its last look (the port's rx_polls did not move) is polled once — its ARP/ND answered,
- * whatever else arrived delivered as any progress delivers it — and its timers run. A port
- * the program or a service lcore polls is never touched. The thread starts with the first
- * port that gets an address and stops before the ports close at exit. */
+ * its last look (the port's rx_polls did not move) is polled — its ARP/ND answered,
+ * whatever else arrived delivered as any progress delivers it — and its timers run. While
+ * RoCE frames keep arriving it polls again (up to KEEP_BURSTS bursts), and for KEEP_LINGER
+ * looks after the last RoCE frame it looks every KEEP_BUSY_US rather than KEEP_MS: the
+ * target of RDMA WRITEs and READs often polls nothing at all (perftest's ib_write_bw server
+ * waits in read(), ib_write_lat spins on memory), and its responder must keep up as an RDMA
+ * NIC's does. A port the program or a service lcore polls is never touched. The
+ * thread starts with the first port that gets an address and stops before the ports close
+ * at exit. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -14,6 +19,9 @@
 #include "roce_port.h"
 
 #define KEEP_MS 10
+#define KEEP_BUSY_US 50    /* the pause while frames keep coming */
+#define KEEP_BURSTS 256    /* polls in a row while each finds RoCE frames */
+#define KEEP_LINGER 4000   /* looks at KEEP_BUSY_US after the last RoCE frame (~0.2 s) */
 #define KEEP_MAX 64        /* ports looked after (devices of a process) */
 
 static pthread_mutex_t keeper_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -24,27 +32,57 @@ static struct dpv_roce_port *ports[KEEP_MAX];
 static uint32_t seen_polls[KEEP_MAX];
 static unsigned int nb_ports;
 
-static void keep_one(struct dpv_roce_port *rp, uint32_t *seen)
+/* RoCE frames the port took so far (counted under rx_lock). */
+static uint64_t roce_frames(struct dpv_device *dev)
+{
+	uint64_t n;
+
+	dpv__spinlock_lock(&dev->rx_lock);
+	n = dev->roce_cnt.rx;
+	dpv__spinlock_unlock(&dev->rx_lock);
+	return n;
+}
+
+/* Poll @rp's port if nobody did since the last look; true if RoCE frames came. */
+static bool keep_one(struct dpv_roce_port *rp, uint32_t *seen)
 {
 	struct dpv_device *dev = rp->dev;
 	uint32_t polls = __atomic_load_n(&dev->rx_polls, __ATOMIC_RELAXED);
+	uint64_t before, now;
+	bool busy = false;
 
 	if (polls != *seen || __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) == 0) {
 		*seen = polls;
-		return;
+		return false;
 	}
-	dpv__port_rx_poll(dev);
-	dpv__timers_poll(&dev->timers);
+	now = roce_frames(dev);
+	for (int i = 0; i < KEEP_BURSTS; i++) {
+		before = now;
+		dpv__port_rx_poll(dev);
+		dpv__timers_poll(&dev->timers);
+		now = roce_frames(dev);
+		if (now == before)
+			break;
+		busy = true;
+	}
 	*seen = __atomic_load_n(&dev->rx_polls, __ATOMIC_RELAXED);
+	return busy;
 }
 
 static void *keeper_main(void *arg)
 {
-	const struct timespec pause = { 0, KEEP_MS * 1000000L };
+	const struct timespec idle = { 0, KEEP_MS * 1000000L }, busy = { 0, KEEP_BUSY_US * 1000L };
+	bool active = false;
+	unsigned int linger = 0;
 
 	(void)arg;
 	for (;;) {
-		nanosleep(&pause, NULL);
+		if (active)
+			linger = KEEP_LINGER;
+		else if (linger > 0)
+			linger--;
+		nanosleep(linger > 0 ? &busy : &idle, NULL);
+		active = false;
 		/* the lock keeps a port from stopping under the poll (dpv__roce_keeper_del) */
 		pthread_mutex_lock(&keeper_lock);
 		if (keeper_stop) {
@@ -52,7 +90,7 @@ static void *keeper_main(void *arg)
 			return NULL;
 		}
 		for (unsigned int i = 0; i < nb_ports; i++)
-			keep_one(ports[i], &seen_polls[i]);
+			active |= keep_one(ports[i], &seen_polls[i]);
 		pthread_mutex_unlock(&keeper_lock);
 	}
 }

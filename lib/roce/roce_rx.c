@@ -141,7 +141,10 @@ static void dispatch(struct rx_state *st, const uint8_t *f, uint32_t len)
 		return;
 	}
 	hold(st, qp);
-	count(dev, dpv__ud_deliver(qp, f, &fr, &st->batch));
+	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC)
+		count(dev, dpv__rc_deliver(qp, f, &fr));
+	else
+		count(dev, dpv__ud_deliver(qp, f, &fr, &st->batch));
 }
 
 /* Take @m if it is RoCE's; false leaves it to the transports after this one. */

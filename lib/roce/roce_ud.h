@@ -72,6 +72,19 @@ bool dpv__roce_gid_is_mcast(const uint8_t gid[16]);
 /* The largest UD message payload on @dev's port: its active MTU in bytes (0 below 256). */
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
 
+/* The path of an address vector from @dev's port into @ah (its path, sgid_index, loopback,
+ * mcast): -EINVAL for attributes RoCE cannot use (no GRH, a bad sgid_index, mixed
+ * families), -EHOSTUNREACH when the destination never answered ARP/ND. May block. */
+int dpv__roce_av_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr,
+			 struct dpv_ah *ah);
+
+/* One frame on @path with headers @hd and the @len bytes of @seg[0..@nseg) as payload, copied
+ * into mbufs of @h (chained when longer than one), pad and ICRC included: 0, -ENOMEM (no
+ * mbuf now), -EINVAL (the codec refused the headers). */
+int dpv__roce_frame_mbuf(struct dpv_txh *h, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *hd, const struct dpv_tx_seg *seg,
+			 uint16_t nseg, uint32_t len, struct rte_mbuf **out);
+
 /* ud_send.c: the transport's send ops. */
 int dpv__ud_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 void dpv__ud_progress(struct dpv_qp *qp);
@@ -107,6 +120,12 @@ enum dpv_ud_rx {
  * next receive WQE; its completion goes into @b. */
 enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
 			       const struct dpv_roce_frame *fr, struct dpv_cqe_batch *b);
+
+/* rc_glue.c: a received RC/UC packet @fr of frame @f for @qp (its lock held), from the QP's
+ * peer, to its engine; DPV_UD_RX_NO_QP when the QP does not receive now or the frame comes
+ * from elsewhere, DPV_UD_RX_BAD_OPCODE for another transport's opcode. */
+enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
+			       const struct dpv_roce_frame *fr);
 
 /* roce_rx.c: the receive side of the port (the port_rx op of the RoCE transports). */
 void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,

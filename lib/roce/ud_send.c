@@ -130,6 +130,15 @@ static int frame_build(struct dpv_txh *h, const struct dpv_roce_path *path,
 	return 0;
 }
 
+int dpv__roce_frame_mbuf(struct dpv_txh *h, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *hd, const struct dpv_tx_seg *seg,
+			 uint16_t nseg, uint32_t len, struct rte_mbuf **out)
+{
+	struct seg_cursor c = { .seg = seg, .nseg = nseg };
+
+	return frame_build(h, path, hd, NULL, 0, &c, len, out);
+}
+
 /* ---- executing a WR: its frames ---- */
 
 /* What every frame of a WR shares, and the QP's counters it advances. */

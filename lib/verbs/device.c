@@ -393,7 +393,10 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_cqe = (int)cfg->max_cqe;
 	a->max_mr = (int)cfg->max_mr;
 	a->max_pd = 65536;
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->atomic_cap = IBV_ATOMIC_HCA;          /* RC atomics, atomic to each other (lib/roce) */
+	a->max_qp_rd_atom = DPV_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = DPV_MAX_RD_ATOM;
+	a->max_res_rd_atom = DPV_MAX_RD_ATOM * a->max_qp;
 	a->max_pkeys = 1;
 	a->max_ah = DPV_MAX_AH;
 	a->max_mcast_grp = DPV_MAX_MCAST_GRP;

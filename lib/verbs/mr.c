@@ -1,6 +1,7 @@
 /* Memory regions. An lkey indexes the context's MR table (index in the low 24 bits, a
  * generation above, so that a stale lkey never names a newer MR); an rkey is random, because
- * it becomes a security boundary once peers can name it. */
+ * it is a security boundary once peers can name it, unique in its context, and found through
+ * a hash of the table (RC/UC remote access, dpv__mr_by_rkey). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
@@ -25,9 +26,11 @@ int dpv__mr_table_init(struct dpv_context *ctx)
 		return -ENOMEM;
 	t->slot = calloc(size, sizeof(*t->slot));
 	t->gen = calloc(size, sizeof(*t->gen));
-	if (t->slot == NULL || t->gen == NULL) {
+	t->rkey_hash = calloc(DPV_RKEY_BUCKETS, sizeof(*t->rkey_hash));
+	if (t->slot == NULL || t->gen == NULL || t->rkey_hash == NULL) {
 		free(t->slot);
 		free(t->gen);
+		free(t->rkey_hash);
 		free(t);
 		return -ENOMEM;
 	}
@@ -41,14 +44,56 @@ void dpv__mr_table_fini(struct dpv_context *ctx)
 {
 	free(ctx->mrs->slot);
 	free(ctx->mrs->gen);
+	free(ctx->mrs->rkey_hash);
 	free(ctx->mrs);
 }
 
+static struct dpv_mr **rkey_bucket(struct dpv_mr_table *t, uint32_t rkey)
+{
+	return &t->rkey_hash[(rkey ^ rkey >> 12 ^ rkey >> 24) & (DPV_RKEY_BUCKETS - 1)];
+}
+
+static struct dpv_mr *rkey_find(struct dpv_mr_table *t, uint32_t rkey)
+{
+	struct dpv_mr *mr = *rkey_bucket(t, rkey);
+
+	while (mr != NULL && mr->ibmr.rkey != rkey)
+		mr = mr->rkey_next;
+	return mr;
+}
+
+static uint32_t random_rkey(void)
+{
+	uint32_t rkey;
+
+	if (getrandom(&rkey, sizeof(rkey), 0) != sizeof(rkey))
+		rkey = (uint32_t)rte_rand();
+	return rkey;
+}
+
+struct dpv_mr *dpv__mr_by_rkey(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t rkey,
+			       uint64_t iova, uint64_t len, unsigned int access)
+{
+	struct dpv_mr *mr = rkey_find(ctx->mrs, rkey);
+
+	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
+		return NULL;
+	if (iova < mr->iova || len > mr->length || iova - mr->iova > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+/* An lkey slot and a random rkey no other MR of the context has. */
 static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
 	int rc = -ENOMEM;
 
 	dpv__spinlock_lock(&t->lock);
+	do
+		mr->ibmr.rkey = random_rkey();
+	while (rkey_find(t, mr->ibmr.rkey) != NULL);
+	mr->rkey_next = *rkey_bucket(t, mr->ibmr.rkey);
+	*rkey_bucket(t, mr->ibmr.rkey) = mr;
 	for (uint32_t n = 0; n < t->size; n++) {
 		uint32_t i = (t->free_hint + n) % t->size;
 
@@ -60,13 +105,20 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 			break;
 		}
 	}
+	if (rc != 0)
+		*rkey_bucket(t, mr->ibmr.rkey) = mr->rkey_next;
 	dpv__spinlock_unlock(&t->lock);
 	return rc;
 }
 
 static void table_remove(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
+	struct dpv_mr **p;
+
 	dpv__spinlock_lock(&t->lock);
+	for (p = rkey_bucket(t, mr->ibmr.rkey); *p != mr; p = &(*p)->rkey_next)
+		;
+	*p = mr->rkey_next;
 	t->slot[mr->ibmr.lkey & LKEY_INDEX_MASK] = NULL;
 	dpv__spinlock_unlock(&t->lock);
 }
@@ -90,7 +142,6 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	struct dpv_pd *pd = to_dpd(ibpd);
 	struct dpv_context *ctx;
 	struct dpv_mr *mr;
-	uint32_t rkey;
 	long page = sysconf(_SC_PAGESIZE);
 	int rc;
 
@@ -120,14 +171,11 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uin
 		free(mr);
 		return dpv__fail_ptr(rc);
 	}
-	if (getrandom(&rkey, sizeof(rkey), 0) != sizeof(rkey))
-		rkey = (uint32_t)rte_rand();
 	mr->ibmr.context = ibpd->context;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.addr = addr;
 	mr->ibmr.length = length;
 	mr->ibmr.handle = mr->ibmr.lkey;
-	mr->ibmr.rkey = rkey;
 	__atomic_fetch_add(&mr->pd->refs, 1, __ATOMIC_RELEASE);
 	return &mr->ibmr;
 }

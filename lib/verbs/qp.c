@@ -33,6 +33,8 @@ void dpv__qp_zombies_free(void)
 
 /* The transport of each QP type. */
 static const struct dpv_transport_ops *const transports[] = {
+	[IBV_QPT_RC] = &dpv_rc_transport,
+	[IBV_QPT_UC] = &dpv_rc_transport,
 	[IBV_QPT_UD] = &dpv_ud_transport,
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
 };
@@ -61,7 +63,7 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return -EOPNOTSUPP;
 	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
-		return -EOPNOTSUPP;          /* UC, RC, XRC: not yet (see doc/semantics.md) */
+		return -EOPNOTSUPP;          /* XRC, DRIVER: not (see doc/semantics.md) */
 	if (a->send_cq == NULL || a->recv_cq == NULL ||
 	    a->send_cq->context != &ctx->vctx.context || a->recv_cq->context != &ctx->vctx.context)
 		return -EINVAL;
@@ -265,6 +267,11 @@ static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask,
 		if (rc != 0)
 			return rc;
 	}
+	if (qp->ops->modify != NULL) {
+		rc = qp->ops->modify(qp, a, mask);
+		if (rc != 0)
+			return rc;
+	}
 	if (mask & IBV_QP_PORT)
 		qp->port_num = a->port_num;
 	if (mask & IBV_QP_PKEY_INDEX)
@@ -370,6 +377,8 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	attr->pkey_index = qp->pkey_index;
 	attr->cap = qp->cap;
 	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
+	if (qp->ops->query != NULL)
+		qp->ops->query(qp, attr);
 	dpv__qp_unlock_ctl(qp);
 	init_attr->qp_context = ibqp->qp_context;
 	init_attr->send_cq = ibqp->send_cq;

@@ -217,6 +217,7 @@ struct dpv_mr {
 	uint64_t length;
 	unsigned int access;
 	int refs;                  /* in-flight WRs using it */
+	struct dpv_mr *rkey_next;  /* its bucket of the context's rkey hash */
 	unsigned int nb_ranges;
 	struct dpv_range **ranges; /* DMA ranges it holds a reference on */
 };
@@ -227,7 +228,15 @@ struct dpv_mr_table {
 	uint32_t free_hint;
 	struct dpv_mr **slot;      /* lkey index -> MR */
 	uint8_t *gen;              /* lkey generation, so that a stale lkey does not match */
+	struct dpv_mr **rkey_hash; /* rkey -> MR (remote access), chained, under lock */
 };
+#define DPV_RKEY_BUCKETS 4096
+
+/* The MR of @rkey in @pd that grants @access (IBV_ACCESS_REMOTE_*) on [iova, iova + len),
+ * or NULL; the context's MR table lock must be held (ibv_dereg_mr takes it) while the MR is
+ * used. */
+struct dpv_mr *dpv__mr_by_rkey(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t rkey,
+			       uint64_t iova, uint64_t len, unsigned int access);
 
 int dpv__mr_table_init(struct dpv_context *ctx);
 void dpv__mr_table_fini(struct dpv_context *ctx);
@@ -458,10 +467,18 @@ struct dpv_transport_ops {
 	int (*mcast)(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
 	/* Service mode: may this transport's QPs be progressed by a service lcore? */
 	bool service;
+	/* Optional (NULL: the core's attributes only). Check and keep the attributes of @mask
+	 * that the core does not keep (RC/UC: the path, PSNs, timers), before the QP enters its
+	 * next state (control lock held). */
+	int (*modify)(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask);
+	/* Optional: fill what modify kept into @attr (ibv_query_qp; control lock held). */
+	void (*query)(struct dpv_qp *qp, struct ibv_qp_attr *attr);
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
 extern const struct dpv_transport_ops dpv_ud_transport;
+/* RC and UC over RoCEv2 (lib/roce/rc_qp.c): the RC/UC engine behind verbs QPs. */
+extern const struct dpv_transport_ops dpv_rc_transport;
 /* ARP and IPv6 ND of a port with addresses (lib/roce/roce_neigh.c): only .port_rx. */
 extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 /* Transports that take received frames, NULL-terminated, in the order they see a burst. */
@@ -751,6 +768,8 @@ void dpv__qpn_free(struct dpv_device *dev, struct dpv_qp *qp, uint32_t qpn);
 #define DPV_MAX_AH 65536
 #define DPV_MAX_MCAST_GRP 256
 #define DPV_MAX_MCAST_QP_ATTACH 56
+/* READ/atomics an RC QP may have outstanding, as requester and as responder */
+#define DPV_MAX_RD_ATOM 16
 
 /* The QP numbered @qpn on @dev, or NULL; for the receive side, which holds the device's
  * rx_lock (dpv__qpn_free waits for it). */

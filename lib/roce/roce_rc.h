@@ -1,0 +1,53 @@
+/* RC and UC QPs over RoCEv2, what their files share: rc_qp.c (the transport's ops table,
+ * attributes and states, the QP's timer) and rc_glue.c (the engine's callbacks: frames out,
+ * memory in and out, completions; posting; received packets in). The protocol itself is the
+ * sans-IO engine of rc_engine.h. Private to libdpverbs; functions return 0 or a negative
+ * errno. doc/roce.md, "RC and UC queue pairs". */
+#ifndef DPV_ROCE_RC_H
+#define DPV_ROCE_RC_H
+
+#include "rc_engine.h"
+#include "roce_ud.h"
+
+struct dpv_rc_timer;
+
+/* An RC/UC QP's own state (qp->priv). Every field is used under the QP's lock. */
+struct dpv_rc_qp {
+	struct dpv_rc eng;
+	bool eng_on;                     /* dpv__rc_init done (RTR), until RESET */
+	bool failed;                     /* the engine said qp_error during a call */
+	bool rx_user;                    /* counted in the device's receivers (out of RESET) */
+	struct ibv_qp_attr attr;         /* what modify_qp set (ibv_query_qp) */
+	struct dpv_ah av;                /* the path resolved at RTR */
+	uint16_t ip_id;
+	uint32_t rq_fed;                 /* receive WQEs given to the engine: [tail, rq_fed) */
+	/* each SQ slot's gather list (max_send_sge) and inline data (max_inline_data): the
+	 * engine reads a WR's bytes again on every retransmission */
+	struct ibv_sge *sge;
+	uint16_t *nsge;
+	uint8_t *inl;
+	struct dpv_rc_timer *timer;
+};
+
+static inline struct dpv_rc_qp *to_rcqp(struct dpv_qp *qp)
+{
+	return qp->priv;
+}
+
+/* The engine's clock: nanoseconds of the TSC. */
+uint64_t dpv__rc_now(void);
+
+/* rc_glue.c */
+extern const struct dpv_rc_ops dpv_rc_glue_ops;
+int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+/* After any call into the engine: a qp_error it reported takes the QP to ERR, send
+ * completions are written, the timer follows the engine's deadline. */
+void dpv__rc_after(struct dpv_qp *qp);
+/* Receive WQEs posted since the last look, to the engine. */
+void dpv__rc_feed_rq(struct dpv_qp *qp);
+
+/* rc_qp.c: arm (or cancel) the QP's timer at the engine's next deadline. */
+void dpv__rc_timer_update(struct dpv_qp *qp);
+
+#endif

@@ -1,0 +1,838 @@
+/* RC and UC QPs over RoCEv2 on one port, as an application sees them: the port gets an IPv4
+ * address and pairs of QPs of the device connect to each other through the port's own GID,
+ * which loops back inside dpverbs (every frame still goes through the codec, the ICRC and
+ * the receive demux). Checked: the state machine's RC/UC attributes (required ones refused
+ * when missing) and ibv_query_qp returning what was set; an unreachable peer at RTR
+ * (EHOSTUNREACH); every opcode of the RC column (SEND, SEND_WITH_IMM, RDMA_WRITE,
+ * RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD) from 0 bytes to
+ * several MTUs with exact completions and bytes; the UC column (READ and atomics EINVAL at
+ * post); REM_ACCESS_ERR for a bad rkey and for an MR without the access flag; a SEND longer
+ * than the receive WQE (REM_INV_REQ_ERR and LOC_LEN_ERR); RNR NAKs then success; a peer
+ * destroyed (RETRY_EXC_ERR, ERR, later WRs flushed); and with receive faults (drops,
+ * duplicates, reordering) thousands of messages of mixed opcodes completing once, in order,
+ * every byte right. DPV_EAL_ARGS: --vdev=net_ring0. */
+#include "dpv_test_ud.h"
+
+#define DIM(a) (sizeof(a) / sizeof((a)[0]))
+
+#define BUF_LEN (4 << 20)
+#define MTU_BYTES 1024
+/* the buffer: [0, 1M) A's side, [1M, 2M) B's side; in each: send data at 0, receive at 256K,
+ * remote-access region at 512K, atomic words at 1M - 64 */
+#define SIDE (1 << 20)
+#define TX 0
+#define RX (256 * 1024)
+#define REMOTE (512 * 1024)
+#define ATOM (SIDE - 64)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr, *mr_ro;     /* everything allowed; remote read only (for errors) */
+static uint8_t *buf;
+static union ibv_gid gid4;
+
+struct pair {
+	struct ibv_qp *a, *b;
+	struct ibv_cq *cq_a, *cq_b;       /* each QP's send and receive CQ */
+};
+
+static uint8_t *side(int s, size_t off)
+{
+	return buf + (size_t)s * SIDE + off;
+}
+
+static struct ibv_qp *qp_make(enum ibv_qp_type type, struct ibv_cq *cq, uint32_t wr)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 64 },
+	};
+
+	return ibv_create_qp(pd, &init);
+}
+
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			     IBV_QP_ACCESS_FLAGS);
+}
+
+static int to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn, const union ibv_gid *dgid)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
+		.rq_psn = rq_psn, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = *dgid, .sgid_index = 1, .hop_limit = 64 } },
+	};
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+
+	if (qp->qp_type == IBV_QPT_RC)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static uint8_t rnr_retry = 7;        /* what to_rts gives */
+
+static int to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout, uint8_t retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .sq_psn = sq_psn, .timeout = timeout,
+		.retry_cnt = retry, .rnr_retry = rnr_retry, .max_rd_atomic = 4,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	if (qp->qp_type == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+/* Two connected QPs of @type; PSNs near the wrap. */
+static struct pair pair_make(enum ibv_qp_type type, uint8_t timeout, uint8_t retry)
+{
+	struct pair p;
+
+	p.cq_a = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
+	p.cq_b = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
+	p.a = qp_make(type, p.cq_a, 512);
+	p.b = qp_make(type, p.cq_b, 512);
+	if (p.cq_a == NULL || p.cq_b == NULL || p.a == NULL || p.b == NULL ||
+	    to_init(p.a) || to_init(p.b) ||
+	    to_rtr(p.a, p.b->qp_num, 0xfffff0, &gid4) || to_rtr(p.b, p.a->qp_num, 100, &gid4) ||
+	    to_rts(p.a, 100, timeout, retry) || to_rts(p.b, 0xfffff0, timeout, retry)) {
+		fprintf(stderr, "pair setup: %s\n", strerror(errno));
+		exit(1);
+	}
+	return p;
+}
+
+static void pair_free(struct pair *p)
+{
+	if (p->a != NULL)
+		CHECK_EQ(ibv_destroy_qp(p->a), 0);
+	if (p->b != NULL)
+		CHECK_EQ(ibv_destroy_qp(p->b), 0);
+	CHECK_EQ(ibv_destroy_cq(p->cq_a), 0);
+	CHECK_EQ(ibv_destroy_cq(p->cq_b), 0);
+}
+
+static int post_recv(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint32_t len,
+		uint64_t raddr, uint32_t rkey, uint64_t wr_id, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = flags, .imm_data = htonl(0x12340000u + (uint32_t)wr_id),
+	}, *bad;
+
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint64_t raddr,
+		       uint64_t cmp_add, uint64_t swap, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)at, 8, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = raddr, .compare_add = cmp_add, .swap = swap,
+			       .rkey = mr->rkey },
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* One completion on @cq within 5 s, with @status and @wr_id. */
+static struct ibv_wc wait_one(struct ibv_cq *cq, enum ibv_wc_status status, uint64_t wr_id,
+			      const char *what)
+{
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+
+	if (test_poll(cq, &wc, 1) != 1) {
+		CHECK(0, "%s: no completion", what);
+		return wc;
+	}
+	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: status %s (want %s) wr_id %lu (%lu)",
+	      what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
+	      (unsigned long)wc.wr_id, (unsigned long)wr_id);
+	return wc;
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : (enum ibv_qp_state)-1;
+}
+
+/* ---- states and attributes ---- */
+
+static void check_states(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp = qp_make(IBV_QPT_RC, cq, 16);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 }, q;
+	struct ibv_qp_init_attr qi;
+	union ibv_gid far;
+
+	CHECK(qp != NULL, "RC QP: %s", strerror(errno));
+	if (qp == NULL)
+		return;
+	/* INIT needs pkey_index, port and access flags */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX), EINVAL);
+	CHECK_EQ(to_init(qp), 0);
+	/* RTR of RC needs max_dest_rd_atomic and min_rnr_timer */
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = 77, .rq_psn = 5,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid4, .sgid_index = 1 } } };
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), EINVAL);
+	/* nobody answers ARP for 10.1.0.99 */
+	gid_v4(&far, "10.1.0.99");
+	CHECK_EQ(to_rtr(qp, 77, 5, &far), EHOSTUNREACH);
+	CHECK_EQ(qp_state(qp), IBV_QPS_INIT);
+	a.ah_attr.is_global = 0;                  /* RoCE needs a GRH */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			       IBV_QP_MIN_RNR_TIMER), EINVAL);
+	CHECK_EQ(to_rtr(qp, 77, 5, &gid4), 0);
+	/* posting in RTR: EINVAL */
+	CHECK_EQ(post(qp, IBV_WR_SEND, side(0, TX), 4, 0, 0, 1, 0), EINVAL);
+	/* RTS of RC needs timeout, retry counts, max_rd_atomic */
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 9 };
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), EINVAL);
+	CHECK_EQ(to_rts(qp, 9, 14, 5), 0);
+	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN, &qi), 0);
+	CHECK_EQ(q.qp_state, IBV_QPS_RTS);
+	CHECK_EQ(q.dest_qp_num, 77);
+	CHECK_EQ(q.rq_psn, 5);
+	CHECK_EQ(q.sq_psn, 9);
+	CHECK_EQ(q.path_mtu, IBV_MTU_1024);
+	CHECK_EQ(q.timeout, 14);
+	CHECK_EQ(q.retry_cnt, 5);
+	CHECK_EQ(q.rnr_retry, 7);
+	CHECK_EQ(q.min_rnr_timer, 1);
+	CHECK_EQ(q.max_rd_atomic, 4);
+	CHECK_EQ(q.max_dest_rd_atomic, 4);
+	CHECK_EQ(q.qp_access_flags, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK_EQ(q.ah_attr.is_global, 1);
+	CHECK(memcmp(q.ah_attr.grh.dgid.raw, gid4.raw, 16) == 0, "query: dgid");
+	CHECK_EQ(q.ah_attr.grh.sgid_index, 1);
+	CHECK_EQ(qi.qp_type, IBV_QPT_RC);
+	/* RESET and again */
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET };
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(to_init(qp), 0);
+	CHECK_EQ(to_rtr(qp, 78, 6, &gid4), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR };
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	/* UC: RTR without the RC-only attributes, RTS with the PSN only */
+	qp = qp_make(IBV_QPT_UC, cq, 16);
+	CHECK(qp != NULL && to_init(qp) == 0 && to_rtr(qp, 77, 5, &gid4) == 0 &&
+	      to_rts(qp, 1, 0, 0) == 0, "UC to RTS: %s", strerror(errno));
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+/* ---- every opcode ---- */
+
+/* A SEND or SEND_WITH_IMM of @len bytes from A to B. */
+static void check_send(struct pair *p, uint32_t len, bool imm, uint64_t id)
+{
+	struct ibv_wc wc;
+	uint8_t seed = (uint8_t)(len + imm);
+
+	memset(side(1, RX), GUARD, len + 64);
+	pattern(side(0, TX), len, seed);
+	CHECK_EQ(post_recv(p->b, side(1, RX), len + 64, id), 0);
+	CHECK_EQ(post(p->a, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, side(0, TX), len, 0, 0, id,
+		      IBV_SEND_SIGNALED), 0);
+	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, id, "send");
+	CHECK_EQ(wc.opcode, IBV_WC_SEND);
+	wc = wait_one(p->cq_b, IBV_WC_SUCCESS, id, "recv");
+	CHECK_EQ(wc.opcode, IBV_WC_RECV);
+	CHECK_EQ(wc.byte_len, len);
+	CHECK_EQ(wc.qp_num, p->b->qp_num);
+	CHECK_EQ(wc.src_qp, p->a->qp_num);
+	CHECK_EQ(wc.wc_flags, imm ? IBV_WC_WITH_IMM : 0);
+	if (imm)
+		CHECK_EQ(ntohl(wc.imm_data), 0x12340000u + (uint32_t)id);
+	CHECK(memcmp(side(1, RX), side(0, TX), len) == 0, "send %u: bytes differ", len);
+	check_guard(side(1, RX), len, len + 64, "send");
+}
+
+static void check_write(struct pair *p, uint32_t len, bool imm, uint64_t id)
+{
+	struct ibv_wc wc;
+
+	memset(side(1, REMOTE), GUARD, len + 64);
+	pattern(side(0, TX), len, (uint8_t)(len * 7 + imm));
+	if (imm)
+		CHECK_EQ(post_recv(p->b, side(1, RX), 0, id), 0);
+	CHECK_EQ(post(p->a, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, side(0, TX),
+		      len, (uintptr_t)side(1, REMOTE), mr->rkey, id, IBV_SEND_SIGNALED), 0);
+	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, id, "write");
+	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+	if (imm) {
+		wc = wait_one(p->cq_b, IBV_WC_SUCCESS, id, "write imm recv");
+		CHECK_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+		CHECK_EQ(wc.byte_len, len);
+		CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
+		CHECK_EQ(ntohl(wc.imm_data), 0x12340000u + (uint32_t)id);
+	} else if (p->a->qp_type == IBV_QPT_UC) {
+		/* UC: complete once sent; wait for the bytes (polling progresses the port) */
+		double end = test_now() + 5;
+
+		while (memcmp(side(1, REMOTE), side(0, TX), len) != 0 && test_now() < end)
+			test_poll_for(p->cq_b, &wc, 1, 0.001);
+	}
+	CHECK(memcmp(side(1, REMOTE), side(0, TX), len) == 0, "write %u: bytes differ", len);
+	check_guard(side(1, REMOTE), len, len + 64, "write");
+}
+
+static void check_read(struct pair *p, uint32_t len, uint64_t id)
+{
+	struct ibv_wc wc;
+
+	pattern(side(1, REMOTE), len, (uint8_t)(len * 5));
+	memset(side(0, RX), GUARD, len + 64);
+	CHECK_EQ(post(p->a, IBV_WR_RDMA_READ, side(0, RX), len, (uintptr_t)side(1, REMOTE),
+		      mr->rkey, id, IBV_SEND_SIGNALED), 0);
+	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, id, "read");
+	CHECK_EQ(wc.opcode, IBV_WC_RDMA_READ);
+	CHECK_EQ(wc.byte_len, len);
+	CHECK(memcmp(side(0, RX), side(1, REMOTE), len) == 0, "read %u: bytes differ", len);
+	check_guard(side(0, RX), len, len + 64, "read");
+}
+
+static void check_atomics(struct pair *p)
+{
+	uint64_t *word = (uint64_t *)side(1, ATOM), *res = (uint64_t *)side(0, ATOM);
+	struct ibv_wc wc;
+
+	*word = 1000;
+	CHECK_EQ(post_atomic(p->a, IBV_WR_ATOMIC_FETCH_AND_ADD, (uint8_t *)res,
+			     (uintptr_t)word, 23, 0, 50), 0);
+	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, 50, "fetch_add");
+	CHECK_EQ(wc.opcode, IBV_WC_FETCH_ADD);
+	CHECK_EQ(*res, 1000);
+	CHECK_EQ(*word, 1023);
+	CHECK_EQ(post_atomic(p->a, IBV_WR_ATOMIC_CMP_AND_SWP, (uint8_t *)res,
+			     (uintptr_t)word, 1023, 7, 51), 0);
+	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, 51, "cmp_swp");
+	CHECK_EQ(wc.opcode, IBV_WC_COMP_SWAP);
+	CHECK_EQ(*res, 1023);
+	CHECK_EQ(*word, 7);
+	CHECK_EQ(post_atomic(p->a, IBV_WR_ATOMIC_CMP_AND_SWP, (uint8_t *)res,
+			     (uintptr_t)word, 1023, 9, 52), 0);     /* no match: unchanged */
+	wait_one(p->cq_a, IBV_WC_SUCCESS, 52, "cmp_swp miss");
+	CHECK_EQ(*res, 7);
+	CHECK_EQ(*word, 7);
+}
+
+static void check_opcodes(void)
+{
+	static const uint32_t lens[] = { 0, 1, 63, MTU_BYTES, MTU_BYTES + 1, 3 * MTU_BYTES + 100 };
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	uint64_t id = 1;
+
+	for (size_t i = 0; i < DIM(lens); i++) {
+		check_send(&p, lens[i], false, id++);
+		check_send(&p, lens[i], true, id++);
+		check_write(&p, lens[i], false, id++);
+		check_write(&p, lens[i], true, id++);
+		check_read(&p, lens[i], id++);
+	}
+	check_atomics(&p);
+	/* the other way too */
+	{
+		struct pair r = { p.b, p.a, p.cq_b, p.cq_a };
+
+		check_send(&r, 2000, true, id++);
+	}
+	pair_free(&p);
+}
+
+static void check_uc(void)
+{
+	struct pair p = pair_make(IBV_QPT_UC, 0, 0);
+	uint64_t id = 100;
+
+	check_send(&p, 0, false, id++);
+	check_send(&p, 3 * MTU_BYTES + 100, true, id++);
+	check_write(&p, 2 * MTU_BYTES + 5, false, id++);
+	check_write(&p, 17, true, id++);
+	CHECK_EQ(post(p.a, IBV_WR_RDMA_READ, side(0, RX), 8, (uintptr_t)side(1, REMOTE),
+		      mr->rkey, id, 0), EINVAL);
+	CHECK_EQ(post_atomic(p.a, IBV_WR_ATOMIC_FETCH_AND_ADD, side(0, ATOM),
+			     (uintptr_t)side(1, ATOM), 1, 0, id), EINVAL);
+	CHECK_EQ(post_atomic(p.a, IBV_WR_ATOMIC_CMP_AND_SWP, side(0, ATOM),
+			     (uintptr_t)side(1, ATOM), 1, 0, id), EINVAL);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 4, 0, 0, id, IBV_SEND_FENCE), EINVAL);
+	pair_free(&p);
+}
+
+/* The ibv_wr_* API on an RC QP: the same post path, so the same bytes. */
+static void check_qp_ex(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &a);
+	struct ibv_qp_ex *x = qp ? ibv_qp_to_qp_ex(qp) : NULL;
+	uint64_t *word = (uint64_t *)side(1, ATOM);
+	struct ibv_wc wc;
+
+	CHECK(x != NULL, "RC QP with send_ops_flags: %s", strerror(errno));
+	if (x == NULL) {
+		pair_free(&p);
+		return;
+	}
+	/* connect the new QP to p.b in place of p.a */
+	CHECK_EQ(ibv_destroy_qp(p.a), 0);
+	p.a = NULL;
+	{
+		struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+
+		CHECK_EQ(ibv_modify_qp(p.b, &r, IBV_QP_STATE), 0);
+	}
+	CHECK(to_init(qp) == 0 && to_init(p.b) == 0 && to_rtr(qp, p.b->qp_num, 10, &gid4) == 0 &&
+	      to_rtr(p.b, qp->qp_num, 20, &gid4) == 0 && to_rts(qp, 20, 14, 7) == 0 &&
+	      to_rts(p.b, 10, 14, 7) == 0, "connect: %s", strerror(errno));
+	pattern(side(0, TX), 3000, 9);
+	memset(side(1, REMOTE), 0, 3000);
+	*word = 5;
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, mr->rkey, (uintptr_t)side(1, REMOTE));
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)side(0, TX), 3000);
+	x->wr_id = 2;
+	ibv_wr_atomic_fetch_add(x, mr->rkey, (uintptr_t)word, 10);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)side(0, ATOM), 8);
+	CHECK_EQ(ibv_wr_complete(x), 0);
+	wc = wait_one(cq, IBV_WC_SUCCESS, 1, "wr_rdma_write");
+	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
+	wc = wait_one(cq, IBV_WC_SUCCESS, 2, "wr_atomic_fetch_add");
+	CHECK_EQ(wc.opcode, IBV_WC_FETCH_ADD);
+	CHECK(memcmp(side(1, REMOTE), side(0, TX), 3000) == 0, "wr_rdma_write: bytes differ");
+	CHECK_EQ(*(uint64_t *)side(0, ATOM), 5);
+	CHECK_EQ(*word, 15);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	pair_free(&p);
+}
+
+/* ---- errors ---- */
+
+static void check_access_errors(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct ibv_wc wc;
+
+	CHECK_EQ(post_recv(p.b, side(1, RX), 64, 9), 0);
+	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)side(1, REMOTE),
+		      mr->rkey ^ 0x5a5a, 1, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 8, 0, 0, 2, IBV_SEND_SIGNALED), 0);
+	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 1, "bad rkey");
+	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad rkey");
+	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	/* a class C error for the responder too (IBA 9.9.3.1.3, as rxe): ERR, its receive WQE
+	 * flushed untouched */
+	wait_one(p.cq_b, IBV_WC_WR_FLUSH_ERR, 9, "responder after bad rkey");
+	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
+	CHECK_EQ(test_poll_for(p.cq_b, &wc, 1, 0.1), 0);
+	pair_free(&p);
+
+	/* write to an MR without remote write; read past the end of one */
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)mr_ro->addr,
+		      mr_ro->rkey, 3, IBV_SEND_SIGNALED), 0);
+	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 3, "no remote write");
+	pair_free(&p);
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	CHECK_EQ(post(p.a, IBV_WR_RDMA_READ, side(0, RX), 64,
+		      (uintptr_t)mr_ro->addr + mr_ro->length - 32, mr_ro->rkey, 4,
+		      IBV_SEND_SIGNALED), 0);
+	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "read past the MR");
+	pair_free(&p);
+	/* RTS -> RTS taking REMOTE_WRITE from the responder QP: READ still works, a WRITE is an
+	 * invalid request (a right the QP does not give: the engine's error table, as rxe) */
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	{
+		struct ibv_qp_attr m = { .qp_access_flags = IBV_ACCESS_REMOTE_READ };
+		struct ibv_qp_attr q;
+		struct ibv_qp_init_attr qi;
+
+		CHECK_EQ(ibv_modify_qp(p.b, &m, IBV_QP_ACCESS_FLAGS), 0);
+		CHECK_EQ(ibv_query_qp(p.b, &q, IBV_QP_ACCESS_FLAGS, &qi), 0);
+		CHECK_EQ(q.qp_access_flags, IBV_ACCESS_REMOTE_READ);
+		check_read(&p, 100, 20);
+		CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)side(1, REMOTE),
+			      mr->rkey, 21, IBV_SEND_SIGNALED), 0);
+		wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 21, "QP without remote write");
+	}
+	pair_free(&p);
+	/* atomic on an MR without remote atomic */
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	{
+		struct ibv_sge sge = { (uintptr_t)side(0, ATOM), 8, mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 5, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .send_flags = IBV_SEND_SIGNALED,
+			.wr.atomic = { .remote_addr = (uintptr_t)mr_ro->addr, .compare_add = 1,
+				       .rkey = mr_ro->rkey },
+		}, *bad;
+
+		CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+		wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 5, "no remote atomic");
+	}
+	pair_free(&p);
+}
+
+/* A send SGE whose lkey covers nothing, and opcodes of the table the transport has not. */
+static void check_local_errors(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct ibv_sge sge = { (uintptr_t)side(0, TX), 64, mr->lkey ^ 0x00ffff00 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	enum ibv_wr_opcode none[] = { IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV };
+
+	for (size_t i = 0; i < DIM(none); i++) {
+		struct ibv_send_wr w = wr;
+
+		w.opcode = none[i];
+		CHECK(ibv_post_send(p.a, &w, &bad) == EINVAL && bad == &w, "opcode %d", none[i]);
+	}
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 8, 0, 0, 2, 0), 0);
+	wait_one(p.cq_a, IBV_WC_LOC_PROT_ERR, 1, "bad lkey");
+	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad lkey");
+	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	pair_free(&p);
+}
+
+static void check_long_send(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+
+	CHECK_EQ(post_recv(p.b, side(1, RX), 100, 7), 0);
+	CHECK_EQ(post_recv(p.b, side(1, RX), 100, 8), 0);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 2000, 0, 0, 6, IBV_SEND_SIGNALED), 0);
+	wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 6, "long send");
+	wait_one(p.cq_b, IBV_WC_LOC_LEN_ERR, 7, "long send recv");
+	wait_one(p.cq_b, IBV_WC_WR_FLUSH_ERR, 8, "long send next recv");
+	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
+	pair_free(&p);
+
+	/* a receive WQE whose lkey covers nothing */
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	{
+		struct ibv_sge sge = { (uintptr_t)side(1, RX), 100, mr->lkey ^ 0x00ffff00 };
+		struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+		CHECK_EQ(ibv_post_recv(p.b, &rwr, &rbad), 0);
+	}
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 50, 0, 0, 10, 0), 0);
+	wait_one(p.cq_a, IBV_WC_REM_OP_ERR, 10, "receive WQE outside its MR");
+	wait_one(p.cq_b, IBV_WC_LOC_PROT_ERR, 9, "receive WQE outside its MR: recv");
+	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
+	pair_free(&p);
+}
+
+static void check_rnr(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct ibv_wc wc;
+
+	pattern(side(0, TX), 300, 3);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 300, 0, 0, 1, IBV_SEND_SIGNALED), 0);
+	/* no receive WQE: RNR NAKs, nothing completes meanwhile */
+	CHECK_EQ(test_poll_for(p.cq_a, &wc, 1, 0.05), 0);
+	CHECK_EQ(post_recv(p.b, side(1, RX), 300, 2), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "after RNR");
+	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "recv after RNR");
+	CHECK_EQ(wc.byte_len, 300);
+	CHECK(memcmp(side(1, RX), side(0, TX), 300) == 0, "RNR: bytes differ");
+	pair_free(&p);
+
+	/* rnr_retry 2: the third RNR NAK ends it; the responder stays up */
+	rnr_retry = 2;
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	rnr_retry = 7;
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 300, 0, 0, 3, 0), 0);
+	wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 3, "RNR retries exhausted");
+	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	CHECK_EQ(qp_state(p.b), IBV_QPS_RTS);
+	pair_free(&p);
+}
+
+static void check_peer_gone(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 8, 2);     /* ~1 ms timeout, 2 retries */
+
+	struct ibv_mr *held = ibv_reg_mr(pd, buf + 3 * SIDE, 4096, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { (uintptr_t)(buf + 3 * SIDE), 10, held ? held->lkey : 0 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+
+	CHECK(held != NULL, "reg_mr: %s", strerror(errno));
+	CHECK_EQ(ibv_destroy_qp(p.b), 0);
+	p.b = NULL;
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+	/* the WR holds its MR until it completes (retransmissions read it again) */
+	CHECK_EQ(ibv_dereg_mr(held), EBUSY);
+	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 10, (uintptr_t)side(1, REMOTE),
+		      mr->rkey, 2, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(post_recv(p.a, side(0, RX), 10, 3), 0);
+	wait_one(p.cq_a, IBV_WC_RETRY_EXC_ERR, 1, "peer gone");
+	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "peer gone: next WR");
+	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 3, "peer gone: receive WQE");
+	CHECK_EQ(ibv_dereg_mr(held), 0);
+	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	/* posted in ERR: flushed */
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 4, 0), 0);
+	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 4, "posted in ERR");
+	pair_free(&p);
+}
+
+/* ---- lossy: faults on every frame the port receives from itself ---- */
+
+static uint32_t msg_len(uint64_t i)
+{
+	return (uint32_t)((i * 2654435761u) % (2 * MTU_BYTES + 300));
+}
+
+static void check_faults(void)
+{
+	enum { N = 10000, WINDOW = 64, SLOTS = 64, SLOT = 4096 };
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_SEND, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+		IBV_WR_SEND_WITH_IMM, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	struct dpv_faults f = { .drop_ppm = 10000, .dup_ppm = 10000, .reorder_ppm = 10000,
+				.corrupt_ppm = 5000,
+				.seed = 42 };
+	struct dpv_faults off = { 0 };
+	struct pair p = pair_make(IBV_QPT_RC, 12, 7);
+	uint64_t *word = (uint64_t *)side(1, ATOM), posted = 0, done = 0, recvd = 0, adds = 0;
+	uint64_t recv_posted = 0, bad = 0;
+	struct dpv_fault_stats st;
+	struct dpv_port_stats ps;
+
+	*word = 0;
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &f), 0);
+	for (; recv_posted < SLOTS; recv_posted++)
+		post_recv(p.b, side(1, RX) + (recv_posted % SLOTS) * SLOT, SLOT, recv_posted);
+	while (done < N) {
+		struct ibv_wc wc[32];
+		int n;
+
+		while (posted < N && posted - done < WINDOW) {
+			enum ibv_wr_opcode op = ops[posted % DIM(ops)];
+			uint32_t len = op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : msg_len(posted);
+			uint8_t *src = side(0, TX) + (posted % WINDOW) * SLOT;
+			uint64_t remote = (uintptr_t)side(1, REMOTE) + (posted % WINDOW) * SLOT;
+
+			if (op == IBV_WR_RDMA_READ) {
+				pattern((uint8_t *)(uintptr_t)remote, len, (uint8_t)posted);
+				src = side(0, RX) + (posted % WINDOW) * SLOT;
+			} else {
+				pattern(src, len, (uint8_t)posted);
+			}
+			if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+				CHECK_EQ(post_atomic(p.a, op, side(0, ATOM - 8 * (posted % 4 + 1)),
+						     (uintptr_t)word, posted, 0, posted), 0);
+			else
+				CHECK_EQ(post(p.a, op, src, len, remote, mr->rkey, posted,
+					      IBV_SEND_SIGNALED), 0);
+			posted++;
+		}
+		n = ibv_poll_cq(p.cq_a, 32, wc);
+		for (int i = 0; i < n; i++, done++) {
+			enum ibv_wr_opcode op = ops[done % DIM(ops)];
+			uint32_t len = msg_len(done);
+			uint8_t exp[3 * MTU_BYTES];
+
+			if (wc[i].status != IBV_WC_SUCCESS || wc[i].wr_id != done) {
+				bad++;
+				continue;
+			}
+			if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+				adds += done;
+				continue;
+			}
+			pattern(exp, len, (uint8_t)done);
+			if (op == IBV_WR_RDMA_READ)
+				bad += memcmp(side(0, RX) + (done % WINDOW) * SLOT, exp, len) != 0;
+			else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM)
+				bad += memcmp(side(1, REMOTE) + (done % WINDOW) * SLOT, exp,
+					      len) != 0;
+		}
+		n = ibv_poll_cq(p.cq_b, 32, wc);
+		for (int i = 0; i < n; i++, recvd++) {
+			/* what takes a receive WQE: SEND (6k), WRITE_IMM (6k + 1), SEND_IMM (6k + 4) */
+			uint64_t msg = recvd / 3 * 6 + (recvd % 3 == 0 ? 0 : recvd % 3 == 1 ? 1 : 4);
+			uint8_t exp[3 * MTU_BYTES];
+
+			if (wc[i].status != IBV_WC_SUCCESS || wc[i].wr_id != recvd) {
+				bad++;
+				continue;
+			}
+			if (msg % 6 != 1) {
+				pattern(exp, msg_len(msg), (uint8_t)msg);
+				bad += wc[i].byte_len != msg_len(msg) ||
+				       memcmp(side(1, RX) + (recvd % SLOTS) * SLOT, exp,
+					      msg_len(msg)) != 0;
+			} else {
+				bad += wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM;
+			}
+			post_recv(p.b, side(1, RX) + (recv_posted % SLOTS) * SLOT, SLOT,
+				  recv_posted);
+			recv_posted++;
+		}
+		if (bad > 10)
+			break;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(done, N);
+	CHECK_EQ(*word, adds);
+	CHECK_EQ(dpv_query_port_faults(ctx, DPV_FAULT_RX, NULL, &st), 0);
+	CHECK(st.dropped > 0 && st.duplicated > 0 && st.reordered > 0 && st.corrupted > 0,
+	      "faults: dropped %lu dup %lu reordered %lu", (unsigned long)st.dropped,
+	      (unsigned long)st.duplicated, (unsigned long)st.reordered);
+	/* a corrupted byte is found by the ICRC (or, in the headers, by their checks) */
+	CHECK_EQ(dpv_query_port_stats(ctx, &ps), 0);
+	CHECK(ps.rx_roce_bad_icrc > 0, "no frame dropped for its ICRC");
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &off), 0);
+	pair_free(&p);
+}
+
+/* UC under drops: every send completes successfully at once, what arrives is whole, right
+ * and in order, the rest is lost whole. */
+static void check_uc_faults(void)
+{
+	enum { N = 2000, SLOTS = 64, SLOT = 4096 };
+	struct dpv_faults f = { .drop_ppm = 50000, .dup_ppm = 10000, .reorder_ppm = 10000,
+				.seed = 7 };
+	struct dpv_faults off = { 0 };
+	struct pair p = pair_make(IBV_QPT_UC, 0, 0);
+	uint64_t sent = 0, recvd = 0, last = 0, posted = 0, bad = 0;
+	double end = test_now() + 20, last_rx = test_now();
+
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &f), 0);
+	for (; posted < SLOTS; posted++)
+		post_recv(p.b, side(1, RX) + (posted % SLOTS) * SLOT, SLOT, posted);
+	while (test_now() < end) {
+		struct ibv_wc wc[16];
+		int n;
+
+		/* one message in flight at a time per receive slot: paced by the receiver */
+		if (sent < N && sent - last < SLOTS / 2) {
+			uint32_t len = msg_len(sent) + 1;
+
+			pattern(side(0, TX) + (sent % SLOTS) * SLOT, len, (uint8_t)sent);
+			CHECK_EQ(post(p.a, IBV_WR_SEND_WITH_IMM, side(0, TX) + (sent % SLOTS) * SLOT,
+				      len, 0, 0, sent, IBV_SEND_SIGNALED), 0);
+			sent++;
+		}
+		n = ibv_poll_cq(p.cq_a, 16, wc);
+		for (int i = 0; i < n; i++)
+			bad += wc[i].status != IBV_WC_SUCCESS;
+		n = ibv_poll_cq(p.cq_b, 16, wc);
+		for (int i = 0; i < n; i++, recvd++) {
+			uint64_t msg = ntohl(wc[i].imm_data) - 0x12340000u;
+			uint8_t exp[3 * MTU_BYTES];
+
+			pattern(exp, msg_len(msg) + 1, (uint8_t)msg);
+			bad += wc[i].status != IBV_WC_SUCCESS || (recvd > 0 && msg <= last) ||
+			       wc[i].byte_len != msg_len(msg) + 1 ||
+			       memcmp(side(1, RX) + (wc[i].wr_id % SLOTS) * SLOT, exp,
+				      msg_len(msg) + 1) != 0;
+			last = msg;
+			post_recv(p.b, side(1, RX) + (posted % SLOTS) * SLOT, SLOT, posted);
+			posted++;
+		}
+		if (n > 0)
+			last_rx = test_now();
+		if (sent == N && test_now() - last_rx > 0.3)
+			break;          /* nothing more for a while: the rest was lost */
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(sent, N);
+	CHECK(recvd > N / 2 && recvd < N, "UC under 5 %% drops: %lu of %d received",
+	      (unsigned long)recvd, N);
+	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &off), 0);
+	pair_free(&p);
+}
+
+int main(void)
+{
+	ctx = test_open(NULL);
+	if (dpv_port_add_addr(ctx, "10.1.0.1") != 0) {
+		fprintf(stderr, "dpv_port_add_addr failed\n");
+		return 1;
+	}
+	gid_v4(&gid4, "10.1.0.1");
+	pd = ibv_alloc_pd(ctx);
+	buf = aligned_alloc(4096, BUF_LEN);
+	mr = pd ? ibv_reg_mr(pd, buf, 2 * SIDE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) : NULL;
+	mr_ro = pd ? ibv_reg_mr(pd, buf + 2 * SIDE, 4096, IBV_ACCESS_REMOTE_READ) : NULL;
+	if (pd == NULL || mr == NULL || mr_ro == NULL) {
+		fprintf(stderr, "setup: %s\n", strerror(errno));
+		return 1;
+	}
+	check_states();
+	check_opcodes();
+	check_uc();
+	check_qp_ex();
+	check_access_errors();
+	check_local_errors();
+	check_long_send();
+	check_rnr();
+	check_peer_gone();
+	check_faults();
+	check_uc_faults();
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dereg_mr(mr_ro), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	free(buf);
+	return test_done("rc");
+}
