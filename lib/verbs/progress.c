@@ -103,7 +103,8 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 		n = (uint16_t)rte_ring_dequeue_burst(loop, (void **)frames, LOOP_BURST, NULL);
 	nl = n;
 	n += dev->ops->rx_burst(dev->port, frames + n, RX_BURST - n);
-	dev->rx_frames += n - nl;
+	/* read by dpv_query_port_stats from any thread, written here under rx_lock */
+	__atomic_store_n(&dev->rx_frames, dev->rx_frames + (n - nl), __ATOMIC_RELAXED);
 	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
 		n = dpv__fault_apply(&dev->fault[0], frames, n, RX_ROOM, NULL);
 		if (!dpv__fault_rates_on(&dev->fault[0].r) && dev->fault[0].nb_held == 0)
