@@ -94,6 +94,7 @@ void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t
 {
 	struct dpv_cqe_batch batch = { .n = 0 };
 	struct dpv_qp *held = NULL;
+	uint64_t t = dpv__cyc_start();
 
 	pthread_rwlock_rdlock(&dev->flows_lock);
 	for (uint16_t i = 0; i < n; i++) {
@@ -107,6 +108,8 @@ void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t
 		rx_dispatch(dev, frames[i], to, k, &held, &batch);
 	}
 	dpv__rq_batch_flush(&batch);
+	/* classification, copies and completions interleave frame by frame: one figure */
+	dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_CLASSIFY], t);
 	if (held != NULL)
 		dpv__qp_unlock(held);
 	pthread_rwlock_unlock(&dev->flows_lock);

@@ -364,6 +364,7 @@ int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc)
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
+	uint64_t t0;
 	int got = 0;
 
 	if (n < 0)
@@ -373,9 +374,14 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	 * lock away from the service lcore that writes its completions. */
 	if (cq_empty(cq))
 		return 0;
+	t0 = dpv__cyc_start();
 	dpv__spinlock_lock(&cq->lock);
 	while (got < n && cq->head != cq->tail)
 		cq_take(cq, &wc[got++]);
+	if (unlikely(dpv__cycles())) {
+		cq->polled += (unsigned int)got;
+		dpv__cyc_lap(&cq->cyc_poll, t0);
+	}
 	dpv__spinlock_unlock(&cq->lock);
 	return got;
 }

@@ -543,6 +543,13 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
 	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
 	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);
+	stats->rx_cycles_burst = __atomic_load_n(&ctx->dev->rx_cyc[DPV_RXC_BURST], __ATOMIC_RELAXED);
+	stats->rx_cycles_classify = __atomic_load_n(&ctx->dev->rx_cyc[DPV_RXC_CLASSIFY],
+						    __ATOMIC_RELAXED);
+	stats->rx_cycles_copy = __atomic_load_n(&ctx->dev->rx_cyc[DPV_RXC_COPY], __ATOMIC_RELAXED);
+	stats->rx_cycles_cqe = __atomic_load_n(&ctx->dev->rx_cyc[DPV_RXC_CQE], __ATOMIC_RELAXED);
+	stats->rx_cycles_free = __atomic_load_n(&ctx->dev->rx_cyc[DPV_RXC_FREE], __ATOMIC_RELAXED);
+	stats->tsc_hz = rte_get_tsc_hz();
 	return 0;
 }
 

@@ -30,12 +30,15 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 void dpv__port_rx_poll(struct dpv_device *dev)
 {
 	struct rte_mbuf *frames[RX_BURST];
+	uint64_t t;
 	uint16_t n;
 
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
 	    !dpv__spinlock_trylock(&dev->rx_lock))
 		return;
+	t = dpv__cyc_start();
 	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
+	dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_BURST], t);
 	if (n > 0) {
 		uint64_t taken = 0;
 
@@ -43,9 +46,12 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 			dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
 		dev->rx_frames += n;
 	}
-	dpv__spinlock_unlock(&dev->rx_lock);
-	if (n > 0)
+	if (n > 0) {
+		t = dpv__cyc_start();
 		rte_pktmbuf_free_bulk(frames, n);
+		dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_FREE], t);
+	}
+	dpv__spinlock_unlock(&dev->rx_lock);
 }
 
 /* A QP in a thread domain has no lock: its application promised that one thread at a time

@@ -74,6 +74,7 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	struct dpv_qp *qp = to_dqp(ibqp);
 	struct dpv_rq *rq = &qp->rq;
 	struct ibv_recv_wr *unused;
+	uint64_t t0 = dpv__cyc_start();
 	int rc = 0;
 
 	if (bad_wr == NULL)
@@ -107,6 +108,7 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	}
 	if (dpv__qp_state(qp) == IBV_QPS_ERR)
 		dpv__rq_flush(qp);           /* accepted, then flushed */
+	dpv__cyc_add(qp, DPV_CYC_RECV_POST, t0);
 	dpv__qp_unlock(qp);
 	if (rc != 0)
 		*bad_wr = wr;

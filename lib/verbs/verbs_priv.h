@@ -34,6 +34,10 @@ extern int dpv_logtype_verbs;
 #define VERBS_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpv_logtype_verbs, "dpverbs: " fmt "\n", ##__VA_ARGS__)
 
+/* Stages of a port's receive side whose TSC cycles it counts with cycle_stats = 1. */
+enum { DPV_RXC_BURST, DPV_RXC_CLASSIFY, DPV_RXC_COPY, DPV_RXC_CQE, DPV_RXC_FREE,
+       DPV_RXC_STAGES };
+
 /* ---- devices and contexts ---- */
 
 struct dpv_flow;
@@ -56,6 +60,7 @@ struct dpv_device {
 	TAILQ_HEAD(, dpv_flow) flows;
 	dpv_spinlock_t rx_lock;
 	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
+	uint64_t rx_cyc[DPV_RXC_STAGES];  /* with cycle_stats: TSC cycles per receive stage */
 	int rx_users;              /* receivers on the port (RAW: flows); none: it is not polled */
 	/* service mode (qp_service.c): the port's service-mode QPs, driven by a service lcore */
 	pthread_mutex_t svc_mutex;     /* adding and removing QPs, the lcore assignment */
@@ -257,6 +262,7 @@ struct dpv_cq {
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
 	uint64_t completions;          /* CQEs written */
+	uint64_t cyc_poll, polled;     /* with cycle_stats: ibv_poll_cq's cycles, CQEs taken */
 	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
 	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
 	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
@@ -395,7 +401,8 @@ extern const struct dpv_transport_ops dpv_raw_transport;
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
 /* Stages whose TSC cycles a QP counts when the configuration has cycle_stats = 1. */
-enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
+enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_RECV_POST,
+       DPV_CYC_STAGES };
 extern bool dpv_cycles_on;
 
 static inline bool dpv__cycles(void)
@@ -406,6 +413,19 @@ static inline bool dpv__cycles(void)
 static inline uint64_t dpv__cyc_start(void)
 {
 	return unlikely(dpv__cycles()) ? rte_rdtsc() : 0;
+}
+
+/* With cycle statistics: add the cycles since @since to *@acc and return now (the start of
+ * the next stage); 0 without. */
+static inline uint64_t dpv__cyc_lap(uint64_t *acc, uint64_t since)
+{
+	uint64_t t;
+
+	if (likely(!dpv__cycles()))
+		return 0;
+	t = rte_rdtsc();
+	*acc += t - since;
+	return t;
 }
 
 struct dpv_wr_batch;

@@ -10,7 +10,10 @@
  *    under valgrind --tool=callgrind, which do not depend on the machine's load).
  * -m recv: the receive rate instead: every frame the port gives (net_null makes them) steered
  * by an ALL_DEFAULT flow into receive WQEs of @size bytes, each completion's WQE posted again
- * (in lists of up to @burst). The last line is "frames <count>", the whole run's. */
+ * (in lists of up to @burst). The last line is "frames <count>", the whole run's; with -y,
+ * before it, ns per frame by stage ("stages ...": cycle_stats = 1 in the configuration).
+ * -f N: with -m recv, the QP takes its frames through N NORMAL flows on destination MACs
+ *    (the one of net_null's frames last) instead of an ALL_DEFAULT flow. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +68,38 @@ static void print_cycles(struct ibv_qp *qp)
 	       c.tsc_hz / 1e9);
 }
 
+/* ns per received frame by stage, from the port's, the QP's and the CQ's cycle counters;
+ * "other" is the rest of the wall-clock time per frame (the bench's loop, progress). */
+static void print_recv_stages(struct ibv_context *ctx, struct ibv_qp *qp, struct ibv_cq *cq,
+			      double secs)
+{
+	struct dpv_port_stats p;
+	struct dpv_qp_counters q;
+	struct dpv_cq_counters c;
+	double f, ns, st[7], sum = 0;
+	static const char *const name[7] = { "rx_burst", "classify", "copy", "cqe", "free", "poll",
+					     "repost" };
+
+	if (dpv_query_port_stats(ctx, &p) || dpv_query_qp_counters(qp, &q) ||
+	    dpv_query_cq_counters(cq, &c) || p.rx_frames == 0 || p.tsc_hz == 0)
+		return;
+	f = (double)p.rx_frames;
+	ns = 1e9 / (double)p.tsc_hz;
+	st[0] = p.rx_cycles_burst * ns / f;
+	st[1] = p.rx_cycles_classify * ns / f;
+	st[2] = p.rx_cycles_copy * ns / f;
+	st[3] = p.rx_cycles_cqe * ns / f;
+	st[4] = p.rx_cycles_free * ns / f;
+	st[5] = c.polled ? c.cycles_poll * ns / c.polled : 0;
+	st[6] = q.rx_wrs ? q.cycles_recv_post * ns / q.rx_wrs : 0;
+	printf("stages ns/frame");
+	for (int i = 0; i < 7; i++) {
+		printf(" %s %.2f", name[i], st[i]);
+		sum += st[i];
+	}
+	printf(" other %.2f total %.2f\n", secs * 1e9 / f - sum, secs * 1e9 / f);
+}
+
 static void report(uint64_t count, uint64_t *last, double *mark)
 {
 	double t = now();
@@ -80,7 +115,7 @@ static void report(uint64_t count, uint64_t *last, double *mark)
 /* Receive for @seconds on @qp (RTS, an ALL_DEFAULT flow) with @depth WQEs of @size bytes in
  * @mr's @bufs; completions are reposted @burst at a time. */
 static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint8_t *bufs,
-		   int depth, int size, int burst, int seconds)
+		   int depth, int size, int burst, int seconds, uint64_t limit, double *elapsed)
 {
 	struct ibv_sge sge[DEPTH];
 	struct ibv_recv_wr wr[DEPTH], *bad, *list = NULL, **tail = &list;
@@ -88,6 +123,8 @@ static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint
 	uint64_t got = 0, last = 0;
 	double start = now(), mark = start;
 	int pending = 0;
+
+#define DONE() (printf("frames %llu\n", (unsigned long long)got), *elapsed = now() - start, 0)
 
 	for (int i = 0; i < depth; i++) {
 		sge[i] = (struct ibv_sge){ (uintptr_t)bufs + (size_t)i * 2048, (uint32_t)size,
@@ -119,17 +156,52 @@ static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint
 			}
 		}
 		got += (uint64_t)n;
+		if (limit != 0 && got >= limit)
+			return DONE();
 		if ((i & 255) == 0) {
 			report(got, &last, &mark);
 			if (now() - start >= seconds)
-				return printf("frames %llu\n", (unsigned long long)got), 0;
+				return DONE();
 		}
 	}
 }
 
+/* The receiving QP's flows: one ALL_DEFAULT (@n 0), or @n NORMAL ones on destination MACs,
+ * the last of them net_null's (all zeros). */
+static int recv_flows(struct ibv_qp *qp, struct ibv_flow **flow, int n)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} r = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(r), .num_of_specs = 1,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r.eth),
+			 .mask.dst_mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+	};
+
+	if (n == 0) {
+		r.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
+		r.attr.num_of_specs = 0;
+		r.attr.size = sizeof(r.attr);
+		flow[0] = ibv_create_flow(qp, &r.attr);
+		return flow[0] == NULL ? -1 : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		r.eth.val.dst_mac[0] = 2;
+		r.eth.val.dst_mac[5] = (uint8_t)(i + 1);
+		if (i == n - 1)
+			memset(r.eth.val.dst_mac, 0, 6);
+		flow[i] = ibv_create_flow(qp, &r.attr);
+		if (flow[i] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int burst = 32, size = 64, seconds = 5, c;
+	int burst = 32, size = 64, seconds = 5, nflows = 0, c;
 	bool inl = false, csum = false, recv = false, td = false, cycles = false;
 	enum dpv_progress mode = DPV_PROGRESS_DIRECT;
 	struct ibv_device **devs;
@@ -147,7 +219,7 @@ int main(int argc, char **argv)
 	int ring;
 	double start, mark;
 
-	while ((c = getopt(argc, argv, "m:b:s:t:cp:dyn:")) != -1) {
+	while ((c = getopt(argc, argv, "m:b:s:t:cp:dyn:f:")) != -1) {
 		switch (c) {
 		case 'm':
 			inl = strcmp(optarg, "inline") == 0;
@@ -164,10 +236,11 @@ int main(int argc, char **argv)
 		case 'd': td = true; break;
 		case 'y': cycles = true; break;
 		case 'n': limit = strtoull(optarg, NULL, 0); break;
+		case 'f': nflows = atoi(optarg); break;
 		default: return 2;
 		}
 	}
-	if (burst < 1 || burst > 256 || size < 60 || size > 1514)
+	if (burst < 1 || burst > 256 || size < 60 || size > 1514 || nflows < 0 || nflows > 64)
 		return 2;
 	devs = ibv_get_device_list(NULL);
 	if (devs == NULL || devs[0] == NULL || (ctx = ibv_open_device(devs[0])) == NULL) {
@@ -187,14 +260,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (recv) {
-		struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),
-					     .port = 1 };
-		struct ibv_flow *flow = ibv_create_flow(qp, &all);
+		struct ibv_flow *flow[64];
+		double secs = 0;
 
-		if (flow == NULL || receive(qp, cq, mr, (uint8_t *)frames, DEPTH, 2048, burst,
-					    seconds) != 0)
+		if (recv_flows(qp, flow, nflows) != 0 ||
+		    receive(qp, cq, mr, (uint8_t *)frames, DEPTH, 2048, burst, seconds, limit,
+			    &secs) != 0)
 			return perror("receive"), 1;
-		ibv_destroy_flow(flow);
+		if (cycles)
+			print_recv_stages(ctx, qp, cq, secs);
+		for (int i = 0; i < (nflows ? nflows : 1); i++)
+			ibv_destroy_flow(flow[i]);
 		seconds = 0;               /* done: skip the send loop */
 	}
 	/* frames packed back to back, as an application building them would keep them */

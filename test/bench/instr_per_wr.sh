@@ -3,6 +3,8 @@
 # counted by valgrind --tool=callgrind as the difference of a 200k-WR and a 400k-WR run (start
 # and teardown cancel out). Unlike Mpps, the count does not depend on what else the machine is
 # doing: use it to compare two builds of the fast path. Prints the functions that changed most.
+# With -m recv the count is per received frame (dpv-bench stops after that many frames);
+# DPV_BENCH_VDEV names the port (net_null0 by default).
 set -u
 bench=$1
 shift
@@ -12,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 count() {
 	n=$1
 	shift
-	DPV_EAL_ARGS="--vdev=net_null0 -l 0 --no-huge -m 512 --log-level=lib.eal:error" \
+	DPV_EAL_ARGS="--vdev=${DPV_BENCH_VDEV:-net_null0} -l 0 --no-huge -m 512 --log-level=lib.eal:error" \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$n" "$bench" "$@" -n "$n" \
 		-t 100000 > /dev/null 2>&1
 	callgrind_annotate "$tmp/cg.$n" 2>/dev/null |
@@ -23,6 +25,8 @@ count() {
 }
 a=$(count 200000 "$@")
 b=$(count 400000 "$@")
-awk -v a="$a" -v b="$b" 'BEGIN {printf "instructions per WR: %.1f\n", (b - a) / 200000}'
+unit=WR
+case " $* " in *" -m recv "*) unit=frame ;; esac
+awk -v a="$a" -v b="$b" -v u="$unit" 'BEGIN {printf "instructions per %s: %.1f\n", u, (b - a) / 200000}'
 join "$tmp/f.200000" "$tmp/f.400000" |
 	awk '{d = ($3 - $2) / 200000; if (d >= 1) printf "  %7.1f  %s\n", d, $1}' | sort -rn | head -15
