@@ -7,7 +7,7 @@
 
 #include "verbs_priv.h"
 
-#define RX_BURST 32
+#define RX_BURST DPV_RX_BURST
 _Static_assert(RX_BURST <= 64, "port_rx's taken mask has 64 bits");
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
@@ -44,13 +44,19 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 
 		for (int i = 0; dpv_rx_transports[i] != NULL; i++)
 			dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
-		dev->rx_frames += n;
+		dpv__count(&dev->rx_frames, n);
 	}
 	if (n > 0) {
 		t = dpv__cyc_start();
 		rte_pktmbuf_free_bulk(frames, n);
 		dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_FREE], t);
 	}
+	dpv__spinlock_unlock(&dev->rx_lock);
+}
+
+void dpv__device_rx_quiesce(struct dpv_device *dev)
+{
+	dpv__spinlock_lock(&dev->rx_lock);
 	dpv__spinlock_unlock(&dev->rx_lock);
 }
 

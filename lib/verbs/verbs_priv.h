@@ -34,6 +34,12 @@ extern int dpv_logtype_verbs;
 #define VERBS_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpv_logtype_verbs, "dpverbs: " fmt "\n", ##__VA_ARGS__)
 
+/* A counter with one writer at a time (serialized by a lock) that others read without it. */
+static inline void dpv__count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
 /* Stages of a port's receive side whose TSC cycles it counts with cycle_stats = 1. */
 enum { DPV_RXC_BURST, DPV_RXC_CLASSIFY, DPV_RXC_COPY, DPV_RXC_CQE, DPV_RXC_FREE,
        DPV_RXC_STAGES };
@@ -41,6 +47,11 @@ enum { DPV_RXC_BURST, DPV_RXC_CLASSIFY, DPV_RXC_COPY, DPV_RXC_CQE, DPV_RXC_FREE,
 /* ---- devices and contexts ---- */
 
 struct dpv_flow;
+struct dpv_steer;
+
+/* Frames a port's receive side takes in one burst (at most 64: transports mark what they
+ * consume in a 64-bit mask). */
+#define DPV_RX_BURST 32
 
 struct dpv_device {
 	struct ibv_device ibdev;
@@ -55,9 +66,11 @@ struct dpv_device {
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
 	struct dpv_tx_counters txhs_gone;  /* counters of closed transmitters */
-	/* receive steering: rules by priority, and the receive progress of the port */
-	pthread_rwlock_t flows_lock;
+	/* receive steering: rules by priority (changed under flows_mutex), compiled into the
+	 * table bursts read (lib/raw/steer.c), and the receive progress of the port */
+	pthread_mutex_t flows_mutex;
 	TAILQ_HEAD(, dpv_flow) flows;
+	struct dpv_steer *steer;
 	dpv_spinlock_t rx_lock;
 	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
 	uint64_t rx_cyc[DPV_RXC_STAGES];  /* with cycle_stats: TSC cycles per receive stage */
@@ -192,6 +205,16 @@ void dpv__mr_table_fini(struct dpv_context *ctx);
 #define LKEY_INDEX_BITS 24
 #define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
 
+/* @mr if it contains [addr, addr + len) (*@va: where that is), else NULL. */
+static inline struct dpv_mr *dpv__mr_range(struct dpv_mr *mr, uint64_t addr, uint32_t len,
+					  uint8_t **va)
+{
+	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
+		return NULL;
+	*va = mr->va + (addr - mr->iova);
+	return mr;
+}
+
 /* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). Inline:
  * every non-inline SGE of every send and receive looks its MR up. */
 static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd,
@@ -207,10 +230,7 @@ static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_
 	mr = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
 	if (unlikely(mr == NULL || mr->ibmr.lkey != lkey || mr->pd != pd))
 		return NULL;
-	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
-		return NULL;
-	*va = mr->va + (addr - mr->iova);
-	return mr;
+	return dpv__mr_range(mr, addr, len, va);
 }
 
 /* DMA range registry: page-rounded, reference-counted, never overlapping. */
@@ -272,6 +292,8 @@ struct dpv_cq {
 	dpv_spinlock_t poll_lock;
 };
 
+_Static_assert(sizeof(struct dpv_cqe) == 64, "a completion fills one cache line");
+
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 {
 	return container_of_safe(c, struct dpv_cq, ibcq);
@@ -285,6 +307,16 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 		       unsigned int n);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
 int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
+/* A successful receive: what its completion says besides the QP. */
+struct dpv_rx_done {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t wc_flags;
+};
+/* @n successful receive completions of @qp (IBV_WC_RECV), written in place under one CQ
+ * lock; -ENOSPC as above. */
+int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx_done *d,
+		       unsigned int n);
 void dpv__cq_attach_qp(struct dpv_cq *cq);
 void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
@@ -424,7 +456,7 @@ static inline uint64_t dpv__cyc_lap(uint64_t *acc, uint64_t since)
 	if (likely(!dpv__cycles()))
 		return 0;
 	t = rte_rdtsc();
-	*acc += t - since;
+	dpv__count(acc, t - since);
 	return t;
 }
 
@@ -541,13 +573,15 @@ static inline void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t 
 				 enum ibv_wc_status status, enum ibv_wc_opcode opcode,
 				 uint32_t len, unsigned int flags)
 {
+	uint32_t qp_num = qp->ibqp.qp_num;   /* read before the stores below, which may alias */
+
 	e->wc.wr_id = wr_id;
 	e->wc.status = status;
 	e->wc.opcode = opcode;
 	e->wc.vendor_err = 0;
 	e->wc.byte_len = len;
 	e->wc.imm_data = 0;
-	e->wc.qp_num = qp->ibqp.qp_num;
+	e->wc.qp_num = qp_num;
 	e->wc.src_qp = 0;
 	e->wc.wc_flags = flags;
 	e->wc.pkey_index = 0;
@@ -646,9 +680,9 @@ void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
-/* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
-int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len, bool sniff_only,
-		       struct dpv_qp **out, int max);
+/* Wait until no receive burst that started before the call runs on @dev's port (what a burst
+ * read from the steering table is then no longer used). Not from a receive path. */
+void dpv__device_rx_quiesce(struct dpv_device *dev);
 struct ibv_flow *dpv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv__destroy_flow(struct ibv_flow *flow);
 void dpv__device_flows_init(struct dpv_device *dev);

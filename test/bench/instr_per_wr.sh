@@ -2,7 +2,8 @@
 # instr_per_wr.sh DPV_BENCH [dpv-bench options]: instructions per WR of a dpv-bench case,
 # counted by valgrind --tool=callgrind as the difference of a 200k-WR and a 400k-WR run (start
 # and teardown cancel out). Unlike Mpps, the count does not depend on what else the machine is
-# doing: use it to compare two builds of the fast path. Prints the functions that changed most.
+# doing: use it to compare two builds of the fast path. Prints the functions that changed most
+# (with what was inlined into them from headers).
 # With -m recv the count is per received frame (dpv-bench stops after that many frames);
 # DPV_BENCH_VDEV names the port (net_null0 by default).
 set -u
@@ -18,9 +19,10 @@ count() {
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$n" "$bench" "$@" -n "$n" \
 		-t 100000 > /dev/null 2>&1
 	callgrind_annotate "$tmp/cg.$n" 2>/dev/null |
-		awk '/^ *[0-9,]+ \( *[0-9.]+%\)  [^ ]+ \[/ {v=$1; gsub(",","",v);
+		awk '/^ *[0-9,]+ \( *[0-9.]+%\)  [^ ]+:[^ ]+/ {v=$1; gsub(",","",v);
 		     for (i = 2; i <= NF; i++) if ($i ~ /:/) { n = $i; break }; sub(/.*:/, "", n);
-		     print n, v}' | sort -k1,1 > "$tmp/f.$n"
+		     print n, v}' |
+		awk '{s[$1] += $2} END {for (f in s) print f, s[f]}' | sort -k1,1 > "$tmp/f.$n"
 	awk '/^(summary|totals):/ {print $2; exit}' "$tmp/cg.$n"
 }
 a=$(count 200000 "$@")
