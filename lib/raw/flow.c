@@ -34,14 +34,14 @@ static size_t spec_size(enum ibv_flow_spec_type type)
 	}
 }
 
-static void match_etype(struct dpv_match *m, uint16_t type)
+static void match_etype(struct dpv_flow_match *m, uint16_t type)
 {
 	m->etype = htobe16(type);
 	m->etype_m = 0xffff;
 }
 
 /* Addresses and masks in network order, as the specs carry them. */
-static void match_ipv4(struct dpv_match *m, uint32_t src, uint32_t src_m, uint32_t dst,
+static void match_ipv4(struct dpv_flow_match *m, uint32_t src, uint32_t src_m, uint32_t dst,
 		       uint32_t dst_m)
 {
 	m->sip = src;
@@ -51,7 +51,7 @@ static void match_ipv4(struct dpv_match *m, uint32_t src, uint32_t src_m, uint32
 }
 
 /* Protocol (IPv6: next header), TOS (traffic class) and TTL (hop limit). */
-static void match_ip_fields(struct dpv_match *m, uint8_t proto, uint8_t proto_m, uint8_t tos,
+static void match_ip_fields(struct dpv_flow_match *m, uint8_t proto, uint8_t proto_m, uint8_t tos,
 			    uint8_t tos_m, uint8_t ttl, uint8_t ttl_m)
 {
 	m->proto = proto;
@@ -64,7 +64,7 @@ static void match_ip_fields(struct dpv_match *m, uint8_t proto, uint8_t proto_m,
 
 /* attr->size bounds the specs (ibv_create_flow(3): the attribute and its specs): a spec that
  * claims more, or fewer bytes than its type has, is EINVAL; nothing past attr->size is read. */
-static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_match *m)
+static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *m)
 {
 	const uint8_t *p = (const uint8_t *)(attr + 1);
 	size_t left;
@@ -171,6 +171,7 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	f->type = attr->type;
 	f->priority = attr->priority;
 	f->dont_trap = attr->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	f->hw_want = -1;
 	pthread_mutex_lock(&dev->flows_mutex);
 	TAILQ_FOREACH(at, &dev->flows, next)
 		if (at->priority > f->priority)
@@ -182,6 +183,7 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	rc = dpv__steer_rebuild(dev);
 	if (rc != 0) {
 		TAILQ_REMOVE(&dev->flows, f, next);
+		dpv__steer_hw_drop(dev, f);
 		pthread_mutex_unlock(&dev->flows_mutex);
 		free(f);
 		return dpv__fail_ptr(rc);
@@ -202,6 +204,7 @@ int dpv__destroy_flow(struct ibv_flow *ibflow)
 	dev = f->qp->ctx->dev;
 	pthread_mutex_lock(&dev->flows_mutex);
 	TAILQ_REMOVE(&dev->flows, f, next);
+	dpv__steer_hw_drop(dev, f);
 	dpv__steer_rebuild_nofail(dev);     /* when it returns, no burst sees the rule */
 	f->qp->nb_flows--;
 	dpv__device_rx_users(dev, -1);
@@ -234,6 +237,7 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		}
 		f->qp = qp;
 		f->mcast = true;
+		f->hw_want = -1;
 		f->gid = *gid;
 		f->type = IBV_FLOW_ATTR_NORMAL;
 		f->dont_trap = true;
@@ -242,6 +246,7 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		TAILQ_INSERT_HEAD(&dev->flows, f, next);
 		if (dpv__steer_rebuild(dev) != 0) {
 			TAILQ_REMOVE(&dev->flows, f, next);
+			dpv__steer_hw_drop(dev, f);
 			pthread_mutex_unlock(&dev->flows_mutex);
 			free(f);
 			return -ENOMEM;
@@ -249,6 +254,7 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		dpv__device_rx_users(dev, 1);
 	} else if (!attach && found != NULL) {
 		TAILQ_REMOVE(&dev->flows, found, next);
+		dpv__steer_hw_drop(dev, found);
 		dpv__steer_rebuild_nofail(dev);
 		dpv__device_rx_users(dev, -1);
 		free(found);
@@ -286,6 +292,7 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp)
 		dpv__steer_rebuild_nofail(dev);
 	while ((f = TAILQ_FIRST(&gone)) != NULL) {
 		TAILQ_REMOVE(&gone, f, next);
+		dpv__steer_hw_drop(dev, f);
 		dpv__device_rx_users(dev, -1);
 		free(f);
 	}

@@ -15,19 +15,6 @@
  * ones past it do not get the frame. */
 #define DPV_RX_FANOUT 16
 
-/* What a rule matches, as its specs say: a frame matches when every field ANDed with its mask
- * equals the value ANDed with it; l4 (IPPROTO_TCP/UDP) asks for that L4 header, sip_m/dip_m
- * for an IPv4 one. Network order, as the specs carry them. */
-struct dpv_match {
-	uint8_t dmac[6], dmac_m[6], smac[6], smac_m[6];
-	uint16_t etype, etype_m, vlan, vlan_m;
-	uint32_t sip, sip_m, dip, dip_m;
-	uint8_t proto, proto_m, tos, tos_m, ttl, ttl_m;   /* IPv4 (IPV4_EXT) or IPv6 */
-	uint8_t sip6[16], sip6_m[16], dip6[16], dip6_m[16];
-	uint8_t l4;                                   /* IPPROTO_TCP/UDP, 0: any */
-	uint16_t sport, sport_m, dport, dport_m;
-};
-
 /* A rule on the device's list, by priority (equal priorities in the order they came; groups
  * joined by ibv_attach_mcast first). */
 struct dpv_flow {
@@ -39,7 +26,11 @@ struct dpv_flow {
 	enum ibv_flow_attr_type type;
 	uint16_t priority;
 	bool dont_trap;
-	struct dpv_match m;
+	struct dpv_flow_match m;
+	/* steered in hardware to a receive queue of its QP's own (steer.c) */
+	void *hw;                         /* the driver's rule, NULL: none */
+	uint16_t hw_queue;
+	int hw_want;                      /* the queue it should go to, -1: none */
 };
 
 /* The QPs a frame goes to, in the order it is delivered to them; dup: a QP is there more
@@ -73,10 +64,12 @@ int dpv__steer_rebuild(struct dpv_device *dev);
 /* As dpv__steer_rebuild, for a change that must not fail (a rule going away): without memory
  * for the new table, frames are given to nobody until the next change. */
 void dpv__steer_rebuild_nofail(struct dpv_device *dev);
-/* Classify @n frames of a burst with @dev's current table (the port's receive lock held): bit
- * i of @taken: frame i was consumed by another transport (only SNIFFERs see it). Returns how
- * many frames no transport and no QP took. */
-unsigned int dpv__steer_classify(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n,
-				 uint64_t taken, struct dpv_rx_class *c);
+/* Classify @n frames of a burst of receive queue @queue with @dev's current table (that
+ * queue's lock held): bit i of @taken: frame i was consumed by another transport (only
+ * SNIFFERs see it). Returns how many frames no transport and no QP took. */
+unsigned int dpv__steer_classify(struct dpv_device *dev, uint16_t queue, struct rte_mbuf **frames,
+				 uint16_t n, uint64_t taken, struct dpv_rx_class *c);
+/* A rule leaves the list: its hardware rule goes too; flows_mutex held. */
+void dpv__steer_hw_drop(struct dpv_device *dev, struct dpv_flow *f);
 
 #endif

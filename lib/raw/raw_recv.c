@@ -1,5 +1,7 @@
-/* RAW_PACKET receive, a burst at a time: the frames are classified by the device's steering
- * table (steer.c), then each QP that gets some takes them in one go: its lock once, each frame
+/* RAW_PACKET receive, a burst of one receive queue at a time (bursts of different queues may
+ * run at once: what they share is the read-only steering table and the QPs' and CQs' locks):
+ * the frames are classified by the device's steering table (steer.c), then each QP that gets
+ * some takes them in one go: its lock once, each frame
  * scattered into its next receive WQE (each SGE checked against an MR of the QP's PD with local
  * write access, when the frame lands, as hardware checks), its completions written into its CQ
  * under one CQ lock. Completions IBV_WC_RECV with byte_len and IBV_WC_IP_CSUM_OK. A frame
@@ -18,6 +20,7 @@
 /* A burst being delivered. */
 struct rx_burst {
 	struct dpv_device *dev;
+	struct dpv_rxq *q;                /* the receive queue it came from (its counters) */
 	struct rte_mbuf **frames;
 	struct dpv_rx_class c;
 	uint64_t csum_known, csum_good;   /* IBV_WC_IP_CSUM_OK, worked out once per frame */
@@ -134,7 +137,7 @@ static void qp_place(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask, struc
 		uint32_t slot = tail & ring, len = rte_pktmbuf_pkt_len(frame);
 
 		if (tail == head) {
-			dpv__count(&b->dev->rx_no_wqe, 1);
+			dpv__count(&b->q->no_wqe, 1);
 			continue;
 		}
 		t->err = place(qp, &wqe[slot], &sges[(size_t)slot * max_sge], frame, len, &t->va[n],
@@ -185,16 +188,17 @@ static void qp_take(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 		}
 	}
 	rq->tail += t.n;
-	b->t = dpv__cyc_lap(&b->dev->rx_cyc[DPV_RXC_COPY], b->t);
+	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_COPY], b->t);
 	if (t.n > 0) {
 		dpv__cq_push_recvs(qp->rcq, qp, t.done, t.n);
+		dpv__cq_rxq_seen(qp->rcq, b->q);
 		qp->rx_completed += t.n;
 	}
 	if (unlikely(t.err != IBV_WC_SUCCESS)) {
 		dpv__rq_complete(qp, rq->wqe[rq->tail++ & rq->mask].wr_id, t.err, 0, 0, NULL);
 		dpv__qp_fail(qp);
 	}
-	b->t = dpv__cyc_lap(&b->dev->rx_cyc[DPV_RXC_CQE], b->t);
+	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_CQE], b->t);
 	dpv__qp_unlock(qp);
 }
 
@@ -277,16 +281,17 @@ static void deliver(struct rx_burst *b, uint16_t n)
 	groups_deliver(b, &g);
 }
 
-void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n,
-		      uint64_t *taken)
+void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **frames,
+		      uint16_t n, uint64_t *taken)
 {
 	struct rx_burst b;
 
 	b.dev = dev;
+	b.q = q;
 	b.frames = frames;
 	b.csum_known = b.csum_good = 0;
 	b.t = dpv__cyc_start();
-	dpv__count(&dev->rx_unsteered, dpv__steer_classify(dev, frames, n, *taken, &b.c));
-	b.t = dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_CLASSIFY], b.t);
+	dpv__count(&q->unsteered, dpv__steer_classify(dev, q->id, frames, n, *taken, &b.c));
+	b.t = dpv__cyc_lap(&q->cyc[DPV_RXC_CLASSIFY], b.t);
 	deliver(&b, n);
 }

@@ -39,7 +39,17 @@ struct key {
 struct rule {
 	struct key val, mask;
 	struct dpv_qp *qp;
+	struct dpv_flow *flow;
 	bool dont_trap;
+	bool alone;                       /* no earlier rule takes a frame it takes (below) */
+};
+
+/* A receive queue its QP's rules are steered to in hardware: a frame there that one of them
+ * matches (checked: the hardware only hints) goes to set, the other rules not tried. */
+struct queue_hint {
+	const struct rule **rules;
+	unsigned int nb;
+	const struct dpv_rx_set *set;
 };
 
 /* An exact-match slot: the rules' common mask applied to a frame gives k. */
@@ -75,6 +85,8 @@ struct dpv_steer {
 	unsigned int nb_rules;
 	struct dpv_qp **sniffers, **defaults, **mc_defaults;
 	unsigned int nb_sniffers, nb_defaults, nb_mc_defaults;
+	struct queue_hint *hints;         /* by receive queue (nb_hints of them), or NULL */
+	uint16_t nb_hints;
 	struct chunk *mem;                /* sets and arrays of this table */
 };
 
@@ -177,9 +189,9 @@ static void put(struct key *val, struct key *mask, unsigned int off, const void 
 	}
 }
 
-/* A rule's match in the key's layout (the same test as trying struct dpv_match field by
+/* A rule's match in the key's layout (the same test as trying struct dpv_flow_match field by
  * field: an IPv4 address asks for an IPv4 header, a TCP/UDP spec for that L4 header). */
-static void rule_key(const struct dpv_match *m, struct key *val, struct key *mask)
+static void rule_key(const struct dpv_flow_match *m, struct key *val, struct key *mask)
 {
 	static const uint8_t ff = 0xff;
 	uint8_t one = 1;
@@ -327,6 +339,7 @@ static int gather_rules(struct dpv_steer *st, struct dpv_device *dev)
 
 			rule_key(&f->m, &r->val, &r->mask);
 			r->qp = f->qp;
+			r->flow = f;
 			r->dont_trap = f->dont_trap;
 			same = same && memcmp(&r->mask, &st->rules[0].mask, sizeof(r->mask)) == 0;
 			for (int w = 0; w < KEY_WORDS; w++)
@@ -355,6 +368,138 @@ static int gather_rules(struct dpv_steer *st, struct dpv_device *dev)
 	return 0;
 }
 
+/* ---- rules steered to queues of their own, in hardware ---- */
+
+/* Can a frame match both @a and @b? (Where both look, their values agree.) */
+static bool overlap(const struct rule *a, const struct rule *b)
+{
+	for (int w = 0; w < KEY_WORDS; w++)
+		if ((a->val.w[w] ^ b->val.w[w]) & a->mask.w[w] & b->mask.w[w])
+			return false;
+	return true;
+}
+
+/* A rule without DONT_TRAP that no earlier rule of another QP (nor an earlier DONT_TRAP one)
+ * can take a frame from: whatever it matches goes to its QP and the SNIFFERs, nowhere else,
+ * so its frames can go to a queue of their own and skip the other rules there. */
+static void find_alone(struct dpv_steer *st)
+{
+	for (unsigned int r = 0; r < st->nb_rules; r++) {
+		struct rule *x = &st->rules[r];
+
+		x->alone = !x->dont_trap;
+		for (unsigned int e = 0; e < r && x->alone; e++) {
+			const struct rule *y = &st->rules[e];
+
+			if (overlap(x, y) && (y->qp != x->qp || y->dont_trap))
+				x->alone = false;
+		}
+	}
+}
+
+static bool has_alone_rule(const struct dpv_steer *st, const struct dpv_qp *qp)
+{
+	for (unsigned int r = 0; r < st->nb_rules; r++)
+		if (st->rules[r].qp == qp && st->rules[r].alone)
+			return true;
+	return false;
+}
+
+/* Queues 1.. of the port (0 stays everyone's) to QPs with rules that can be steered alone: a
+ * QP keeps its queue while it has such a rule; each rule learns its queue (hw_want). */
+static void assign_queues(struct dpv_steer *st, struct dpv_device *dev)
+{
+	uint16_t nb = dev->nb_rxq;
+
+	for (uint16_t q = 1; q < nb; q++)
+		if (dev->rxq_owner[q] != NULL && !has_alone_rule(st, dev->rxq_owner[q]))
+			dev->rxq_owner[q] = NULL;
+	for (unsigned int r = 0; r < st->nb_rules; r++) {
+		struct rule *x = &st->rules[r];
+		uint16_t q, free_q = 0;
+
+		x->flow->hw_want = -1;
+		if (!x->alone)
+			continue;
+		for (q = 1; q < nb && dev->rxq_owner[q] != x->qp; q++)
+			if (free_q == 0 && dev->rxq_owner[q] == NULL)
+				free_q = q;
+		if (q == nb && free_q != 0)
+			dev->rxq_owner[q = free_q] = x->qp;
+		if (q < nb)
+			x->flow->hw_want = q;
+	}
+}
+
+/* The driver's rules made to follow hw_want. */
+static void hw_sync(struct dpv_device *dev)
+{
+	struct dpv_flow *f;
+
+	TAILQ_FOREACH(f, &dev->flows, next) {
+		if (f->type != IBV_FLOW_ATTR_NORMAL)
+			continue;
+		if (f->hw != NULL && f->hw_want != (int)f->hw_queue)
+			dpv__steer_hw_drop(dev, f);
+		if (f->hw == NULL && f->hw_want >= 0 &&
+		    dev->ops->flow_steer(dev->port, &f->m, (uint16_t)f->hw_want, &f->hw) == 0)
+			f->hw_queue = (uint16_t)f->hw_want;
+	}
+}
+
+void dpv__steer_hw_drop(struct dpv_device *dev, struct dpv_flow *f)
+{
+	if (f->hw == NULL)
+		return;
+	dev->ops->flow_unsteer(dev->port, f->hw);
+	f->hw = NULL;
+}
+
+/* The queue hints of a table: for each queue some rules are steered to, those rules. */
+static int build_hints(struct dpv_steer *st, struct dpv_device *dev)
+{
+	int rc = 0;
+
+	st->hints = steer_alloc(st, dev->nb_rxq * sizeof(*st->hints));
+	if (st->hints == NULL)
+		return -ENOMEM;
+	memset(st->hints, 0, dev->nb_rxq * sizeof(*st->hints));
+	st->nb_hints = dev->nb_rxq;
+	for (uint16_t q = 1; q < dev->nb_rxq && rc == 0; q++) {
+		struct queue_hint *h = &st->hints[q];
+		struct gather g = { .n = 0 };
+
+		for (unsigned int r = 0; r < st->nb_rules; r++)
+			h->nb += st->rules[r].flow->hw != NULL && st->rules[r].flow->hw_queue == q;
+		if (h->nb == 0)
+			continue;
+		h->rules = steer_alloc(st, h->nb * sizeof(*h->rules));
+		if (h->rules == NULL)
+			return -ENOMEM;
+		h->nb = 0;
+		for (unsigned int r = 0; r < st->nb_rules; r++)
+			if (st->rules[r].flow->hw != NULL && st->rules[r].flow->hw_queue == q)
+				h->rules[h->nb++] = &st->rules[r];
+		gather_add(&g, st->sniffers, st->nb_sniffers);
+		gather_add(&g, &h->rules[0]->qp, 1);
+		h->set = set_make(st, &g, &rc);
+	}
+	return rc;
+}
+
+/* Steering in hardware where the port has it: queues assigned, the driver's rules made and
+ * removed to match, the table told where they are. */
+static int steer_hw(struct dpv_steer *st, struct dpv_device *dev)
+{
+	if (dev->ops == NULL || dev->ops->flow_steer == NULL || dev->nb_rxq < 2 ||
+	    dev->rxq_owner == NULL)
+		return 0;
+	find_alone(st);
+	assign_queues(st, dev);
+	hw_sync(dev);
+	return build_hints(st, dev);
+}
+
 static struct dpv_steer *steer_build(struct dpv_device *dev)
 {
 	struct dpv_steer *st = calloc(1, sizeof(*st));
@@ -381,6 +526,8 @@ static struct dpv_steer *steer_build(struct dpv_device *dev)
 	}
 	if (rc == 0 && st->mode == STEER_EXACT)
 		rc = build_exact(st);
+	if (rc == 0)
+		rc = steer_hw(st, dev);
 	if (rc != 0) {
 		steer_free(st);
 		return NULL;
@@ -521,6 +668,17 @@ static const struct dpv_rx_set *walk(const struct dpv_steer *st, const struct ke
 	return &out->set;
 }
 
+/* A frame on a queue some rules are steered to: their set if one of them matches it (no
+ * other rule can take it then, find_alone), else NULL. */
+static const struct dpv_rx_set *hinted(const struct dpv_steer *st, const struct queue_hint *h,
+				       const struct key *k)
+{
+	for (unsigned int i = 0; h != NULL && i < h->nb; i++)
+		if (rule_matches(st, h->rules[i], k))
+			return h->set;
+	return NULL;
+}
+
 /* Does frame @k (the rules' words of it) look like @prev to every rule? */
 static bool same_fields(const struct dpv_steer *st, const struct key *k, bool mcast,
 			const struct key *prev, bool prev_mcast)
@@ -528,8 +686,8 @@ static bool same_fields(const struct dpv_steer *st, const struct key *k, bool mc
 	return mcast == prev_mcast && key_eq(st, k, prev);
 }
 
-static void classify_walk(const struct dpv_steer *st, struct rte_mbuf **frames, uint16_t n,
-			  uint64_t taken, struct dpv_rx_class *c)
+static void classify_walk(const struct dpv_steer *st, const struct queue_hint *h,
+			  struct rte_mbuf **frames, uint16_t n, uint64_t taken, struct dpv_rx_class *c)
 {
 	struct key k[2];                  /* this frame's fields and the last one's */
 	bool mc[2];
@@ -542,6 +700,8 @@ static void classify_walk(const struct dpv_steer *st, struct rte_mbuf **frames, 
 			continue;
 		}
 		mc[cur] = frame_key(frames[i], st->parse, &k[cur], &c->info[i]);
+		if ((c->to[i] = hinted(st, h, &k[cur])) != NULL)
+			continue;
 		if (last >= 0 && same_fields(st, &k[cur], mc[cur], &k[cur ^ 1], mc[cur ^ 1]))
 			c->to[i] = c->to[last];
 		else
@@ -570,8 +730,8 @@ static void classify_default(const struct dpv_steer *st, struct rte_mbuf **frame
 	}
 }
 
-static void classify_exact(const struct dpv_steer *st, struct rte_mbuf **frames, uint16_t n,
-			   uint64_t taken, struct dpv_rx_class *c)
+static void classify_exact(const struct dpv_steer *st, const struct queue_hint *h,
+			   struct rte_mbuf **frames, uint16_t n, uint64_t taken, struct dpv_rx_class *c)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		struct key k;
@@ -580,16 +740,18 @@ static void classify_exact(const struct dpv_steer *st, struct rte_mbuf **frames,
 		if (taken >> i & 1)
 			continue;                 /* SNIFFERs only (below) */
 		mc = frame_key(frames[i], st->parse, &k, &c->info[i]);
-		c->to[i] = exact_lookup(st, &k, mc);
+		if ((c->to[i] = hinted(st, h, &k)) == NULL)
+			c->to[i] = exact_lookup(st, &k, mc);
 	}
 	if (st->parse)
 		c->parsed = ~0ull;
 }
 
-unsigned int dpv__steer_classify(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n,
-				 uint64_t taken, struct dpv_rx_class *c)
+unsigned int dpv__steer_classify(struct dpv_device *dev, uint16_t queue, struct rte_mbuf **frames,
+				 uint16_t n, uint64_t taken, struct dpv_rx_class *c)
 {
 	const struct dpv_steer *st = __atomic_load_n(&dev->steer, __ATOMIC_ACQUIRE);
+	const struct queue_hint *h = NULL;
 	const struct dpv_rx_set *first;
 	unsigned int unsteered = 0;
 	bool same = true;
@@ -606,12 +768,16 @@ unsigned int dpv__steer_classify(struct dpv_device *dev, struct rte_mbuf **frame
 		for (uint16_t i = 0; i < n; i++)
 			c->to[i] = NULL;
 	} else if (st->mode == STEER_WALK) {
-		classify_walk(st, frames, n, taken, c);
+		if (queue < st->nb_hints && st->hints[queue].nb > 0)
+			h = &st->hints[queue];
+		classify_walk(st, h, frames, n, taken, c);
 	} else {
+		if (queue < st->nb_hints && st->hints[queue].nb > 0)
+			h = &st->hints[queue];
 		if (st->mode == STEER_DEFAULT)
 			classify_default(st, frames, n, c);
 		else
-			classify_exact(st, frames, n, taken, c);
+			classify_exact(st, h, frames, n, taken, c);
 		/* what another transport took, SNIFFERs only */
 		for (uint64_t t = taken & (n < 64 ? (1ull << n) - 1 : ~0ull); t != 0; t &= t - 1)
 			c->to[__builtin_ctzll(t)] = st->sniff;

@@ -3,6 +3,10 @@
  * completions, and later transport timers) and receives what its device's port has. A send
  * completion therefore never waits for the application to poll some other CQ (a zero-copy
  * frame looped back on net_ring is freed only when the port's receive side takes it). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <rte_mbuf.h>
 
 #include "verbs_priv.h"
@@ -24,40 +28,133 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_unlock(&ctx->qps_lock);
 }
 
-/* A burst of the port's frames to each transport (dpv_rx_transports), then freed in bulk.
- * One receiver at a time: a thread that finds the port busy does not wait. A port nobody
- * receives from is not polled. */
-void dpv__port_rx_poll(struct dpv_device *dev)
+int dpv__device_rx_init(struct dpv_device *dev)
+{
+	uint16_t nb_tx, nb_rx;
+
+	dev->ops->port_queues(dev->port, &nb_tx, &nb_rx);
+	nb_rx = RTE_MAX(nb_rx, (uint16_t)1);
+	if (dev->rxqs != NULL && dev->nb_rxq == nb_rx)
+		return 0;                      /* the port started again as before */
+	free(dev->rxqs);                   /* no context open: nobody polls */
+	free(dev->rxq_owner);
+	dev->nb_rxq = 0;
+	dev->rxqs = aligned_alloc(RTE_CACHE_LINE_SIZE, nb_rx * sizeof(*dev->rxqs));
+	dev->rxq_owner = calloc(nb_rx, sizeof(*dev->rxq_owner));
+	if (dev->rxqs == NULL || dev->rxq_owner == NULL)
+		return -ENOMEM;
+	memset(dev->rxqs, 0, nb_rx * sizeof(*dev->rxqs));
+	for (uint16_t q = 0; q < nb_rx; q++) {
+		dpv__spinlock_init(&dev->rxqs[q].lock);
+		dev->rxqs[q].id = q;
+	}
+	__atomic_store_n(&dev->nb_rxq, nb_rx, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
+			  uint64_t *no_wqe, uint64_t *cyc)
+{
+	*frames = *unsteered = *no_wqe = 0;
+	for (int s = 0; s < DPV_RXC_STAGES; s++)
+		cyc[s] = 0;
+	for (uint16_t i = 0; i < __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE); i++) {
+		const struct dpv_rxq *q = &dev->rxqs[i];
+
+		*frames += __atomic_load_n(&q->frames, __ATOMIC_RELAXED);
+		*unsteered += __atomic_load_n(&q->unsteered, __ATOMIC_RELAXED);
+		*no_wqe += __atomic_load_n(&q->no_wqe, __ATOMIC_RELAXED);
+		for (int s = 0; s < DPV_RXC_STAGES; s++)
+			cyc[s] += __atomic_load_n(&q->cyc[s], __ATOMIC_RELAXED);
+	}
+}
+
+/* A burst of receive queue @q to each transport (dpv_rx_transports, in order), then freed in
+ * bulk. One poller per queue: a thread that finds it busy does not wait. Transports that
+ * cannot take bursts of several queues at once get them one at a time (rx_lock). */
+void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 {
 	struct rte_mbuf *frames[RX_BURST];
 	uint64_t t;
 	uint16_t n;
 
-	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
-	    !dpv__spinlock_trylock(&dev->rx_lock))
+	if (!dpv__spinlock_trylock(&q->lock))
 		return;
 	t = dpv__cyc_start();
-	n = dev->ops->rx_burst(dev->port, frames, RX_BURST);
-	dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_BURST], t);
+	n = dev->ops->rx_burst(dev->port, q->id, frames, RX_BURST);
+	dpv__cyc_lap(&q->cyc[DPV_RXC_BURST], t);
 	if (n > 0) {
 		uint64_t taken = 0;
 
-		for (int i = 0; dpv_rx_transports[i] != NULL; i++)
-			dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
-		dpv__count(&dev->rx_frames, n);
-	}
-	if (n > 0) {
+		for (int i = 0; dpv_rx_transports[i] != NULL; i++) {
+			const struct dpv_transport_ops *tr = dpv_rx_transports[i];
+
+			if (tr->port_rx_queue != NULL) {
+				tr->port_rx_queue(dev, q, frames, n, &taken);
+			} else {
+				dpv__spinlock_lock(&dev->rx_lock);
+				tr->port_rx(dev, frames, n, &taken);
+				dpv__spinlock_unlock(&dev->rx_lock);
+			}
+		}
+		dpv__count(&q->frames, n);
 		t = dpv__cyc_start();
 		rte_pktmbuf_free_bulk(frames, n);
-		dpv__cyc_lap(&dev->rx_cyc[DPV_RXC_FREE], t);
+		dpv__cyc_lap(&q->cyc[DPV_RXC_FREE], t);
 	}
-	dpv__spinlock_unlock(&dev->rx_lock);
+	dpv__spinlock_unlock(&q->lock);
+}
+
+/* Every receive queue of the port, once. A port nobody receives from is not polled. */
+void dpv__port_rx_poll(struct dpv_device *dev)
+{
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0)
+		return;
+	for (uint16_t i = 0; i < nb; i++)
+		dpv__rxq_poll(dev, &dev->rxqs[i]);
+}
+
+/* Polling @cq: the receive queues that fed it lately (its home), and every RX_ROUNDS_ALL-th
+ * time all of them (then the home becomes what fed it since). A thread that polls its own CQ
+ * thus keeps to its own queues: threads whose QPs' flows land on different queues (RSS, or
+ * rules steered to queues of their own) touch each other's queue locks only now and then,
+ * yet a frame on any queue is taken by whoever polls any CQ. */
+#define RX_ROUNDS_ALL 64
+
+static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
+{
+	unsigned int round = __atomic_load_n(&cq->rx_rounds, __ATOMIC_RELAXED);
+	uint64_t home = __atomic_load_n(&cq->rxq_home, __ATOMIC_RELAXED);
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0)
+		return;
+	__atomic_store_n(&cq->rx_rounds, round + 1, __ATOMIC_RELAXED);
+	if (home == 0 || round % RX_ROUNDS_ALL == 0 || nb > 64) {
+		dpv__port_rx_poll(dev);
+		__atomic_store_n(&cq->rxq_home, __atomic_exchange_n(&cq->rxq_seen, 0,
+								   __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	for (; home != 0; home &= home - 1) {
+		unsigned int i = (unsigned int)__builtin_ctzll(home);
+
+		if (i < nb)
+			dpv__rxq_poll(dev, &dev->rxqs[i]);
+	}
 }
 
 void dpv__device_rx_quiesce(struct dpv_device *dev)
 {
-	dpv__spinlock_lock(&dev->rx_lock);
-	dpv__spinlock_unlock(&dev->rx_lock);
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+
+	for (uint16_t i = 0; i < nb; i++) {
+		dpv__spinlock_lock(&dev->rxqs[i].lock);
+		dpv__spinlock_unlock(&dev->rxqs[i].lock);
+	}
 }
 
 /* A QP in a thread domain has no lock: its application promised that one thread at a time
@@ -73,7 +170,7 @@ static bool may_progress(const struct dpv_qp *qp, const struct dpv_cq *cq,
 	return ch != NULL && (qp->scq->ibcq.channel == ch || qp->rcq->ibcq.channel == ch);
 }
 
-void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
+void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *cq,
 			  const struct ibv_comp_channel *ch)
 {
 	struct dpv_qp *qp;
@@ -94,7 +191,9 @@ void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
 		dpv__qp_unlock(qp);
 	}
 	dpv__spinlock_unlock(&ctx->qps_lock);
-	if (__atomic_load_n(&ctx->dev->rx_users, __ATOMIC_RELAXED) != 0)
+	if (cq != NULL)
+		cq_rx_poll(ctx->dev, cq);
+	else
 		dpv__port_rx_poll(ctx->dev);
 	dpv__timers_poll(&ctx->dev->timers);
 }

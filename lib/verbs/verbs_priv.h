@@ -46,6 +46,18 @@ enum { DPV_RXC_BURST, DPV_RXC_CLASSIFY, DPV_RXC_COPY, DPV_RXC_CQE, DPV_RXC_FREE,
 
 /* ---- devices and contexts ---- */
 
+struct dpv_cq;
+
+/* A receive queue of a port, as dpverbs polls it: by one thread at a time (whoever takes its
+ * lock; the others skip it), its counters written by that thread alone. On a cache line of
+ * its own: threads polling different queues share no written line. */
+struct dpv_rxq {
+	dpv_spinlock_t lock;
+	uint16_t id;
+	uint64_t frames, unsteered, no_wqe;
+	uint64_t cyc[DPV_RXC_STAGES];      /* with cycle_stats: TSC cycles per receive stage */
+} __rte_cache_aligned;
+
 struct dpv_flow;
 struct dpv_steer;
 
@@ -71,9 +83,11 @@ struct dpv_device {
 	pthread_mutex_t flows_mutex;
 	TAILQ_HEAD(, dpv_flow) flows;
 	struct dpv_steer *steer;
+	struct dpv_rxq *rxqs;      /* the port's receive queues, once it started */
+	uint16_t nb_rxq;
+	struct dpv_qp **rxq_owner; /* the QP a queue is steered to in hardware (flows_mutex) */
+	/* transports without port_rx_queue get a device's frames one burst at a time */
 	dpv_spinlock_t rx_lock;
-	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
-	uint64_t rx_cyc[DPV_RXC_STAGES];  /* with cycle_stats: TSC cycles per receive stage */
 	int rx_users;              /* receivers on the port (RAW: flows); none: it is not polled */
 	/* service mode (qp_service.c): the port's service-mode QPs, driven by a service lcore */
 	pthread_mutex_t svc_mutex;     /* adding and removing QPs, the lcore assignment */
@@ -281,6 +295,11 @@ struct dpv_cq {
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
+	/* the port's receive queues that fed it lately (bit q: queue q; learnt by the receive
+	 * path in rxq_seen, taken over by the poller in rxq_home, which polls them first) */
+	uint64_t rxq_home;
+	unsigned int rx_rounds;        /* progress rounds; every RX_ROUNDS_ALL-th polls every queue */
+	uint64_t rxq_seen __rte_cache_aligned;
 	uint64_t completions;          /* CQEs written */
 	uint64_t cyc_poll, polled;     /* with cycle_stats: ibv_poll_cq's cycles, CQEs taken */
 	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
@@ -424,6 +443,11 @@ struct dpv_transport_ops {
 	 * that RAW_PACKET's SNIFFER flows still get a copy of them. */
 	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			uint64_t *taken);
+	/* The same, told the receive queue @q the burst came from; it may run for different
+	 * queues of one device at once (the transport guards what their bursts share), which
+	 * port_rx never does (the device's rx_lock). Used instead of port_rx when set. */
+	void (*port_rx_queue)(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+			      uint16_t n, uint64_t *taken);
 	/* Service mode: may this transport's QPs be progressed by a service lcore? */
 	bool service;
 };
@@ -671,12 +695,28 @@ void dpv__qp_fail(struct dpv_qp *qp);
  * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
  * @waited) and the port of its device, as polling any of its CQs does. */
 void dpv__port_rx_poll(struct dpv_device *dev);
+/* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
+void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
+/* The receive path delivered frames of queue @q to @cq: @cq's poller learns where they come
+ * from (a line written only when a queue is new to it). */
+static inline void dpv__cq_rxq_seen(struct dpv_cq *cq, const struct dpv_rxq *q)
+{
+	uint64_t bit = 1ull << (q->id & 63);
+
+	if (!(__atomic_load_n(&cq->rxq_seen, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&cq->rxq_seen, bit, __ATOMIC_RELAXED);
+}
+/* The port's receive queues' counters, summed. */
+void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
+			  uint64_t *no_wqe, uint64_t *cyc);
+/* Set up @dev's receive queues once its port started. -ENOMEM. */
+int dpv__device_rx_init(struct dpv_device *dev);
 /* A transport gained (+1) or lost (-1) a receiver on @dev. */
 static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
 	__atomic_fetch_add(&dev->rx_users, delta, __ATOMIC_RELEASE);
 }
-void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
+void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
@@ -692,8 +732,8 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
 void dpv__qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
-void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-		      uint64_t *taken);
+void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+		      uint16_t n, uint64_t *taken);
 
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

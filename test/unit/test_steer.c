@@ -5,7 +5,10 @@
  * frames, multicast destinations), every frame must reach the same QPs, as many times each, as
  * walking the rules by priority says: every SNIFFER; the first matching NORMAL rule and the
  * DONT_TRAP ones before it; if none without DONT_TRAP matched, ALL_DEFAULT, and MC_DEFAULT for
- * multicast. Frames another transport took reach the SNIFFERs only. */
+ * multicast. Frames another transport took reach the SNIFFERs only. The port has four receive
+ * queues and a driver that steers rules to them (accepting three rules in four): whatever
+ * queue a burst comes from, the rules steered there decide nothing the rules walked would
+ * not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +88,7 @@ static bool bytes_ok(const uint8_t *v, const uint8_t *m, const uint8_t *x, int n
 	return true;
 }
 
-static bool matches(const struct dpv_match *m, const struct fields *f)
+static bool matches(const struct dpv_flow_match *m, const struct fields *f)
 {
 	if (!bytes_ok(m->dmac, m->dmac_m, f->dmac, 6) || !bytes_ok(m->smac, m->smac_m, f->smac, 6) ||
 	    (f->etype & m->etype_m) != (m->etype & m->etype_m) ||
@@ -144,7 +147,7 @@ static const uint16_t vlans[2] = { 0x0005, 0x2005 };
 enum shape { S_DMAC, S_DMAC_PREFIX, S_DMAC_ETYPE, S_SMAC, S_VLAN, S_IPV4_DST, S_IPV4_NET,
 	     S_5TUPLE, S_UDP_DPORT, S_TCP_SPORT, S_IPV6_DST, S_TOS_TTL, S_NONE, S_SHAPES };
 
-static void rule_of(enum shape sh, struct dpv_match *m)
+static void rule_of(enum shape sh, struct dpv_flow_match *m)
 {
 	memset(m, 0, sizeof(*m));
 	switch (sh) {
@@ -294,6 +297,39 @@ static uint32_t frame_make(uint8_t *f)
 	return l4off + (rnd(6) == 0 ? 4 : 20);               /* sometimes cut inside L4 */
 }
 
+/* ---- a driver that steers rules in hardware (it only says yes, or no now and then) ---- */
+
+static int steered, steer_refused;
+
+static int fake_steer(struct dpv_port *port, const struct dpv_flow_match *m, uint16_t queue,
+		      void **handle)
+{
+	static char rule;
+
+	if (queue == 0 || queue >= 4)
+		return -EINVAL;
+	if (rnd(4) == 0) {
+		steer_refused++;
+		return -EOPNOTSUPP;
+	}
+	steered++;
+	*handle = &rule;
+	return 0;
+}
+
+static void fake_unsteer(struct dpv_port *port, void *handle)
+{
+}
+
+static void fake_queues(struct dpv_port *port, uint16_t *nb_tx, uint16_t *nb_rx)
+{
+	*nb_tx = *nb_rx = 4;
+}
+
+static const struct dpv_driver_ops fake_ops = { .name = "fake", .port_queues = fake_queues,
+						.flow_steer = fake_steer,
+						.flow_unsteer = fake_unsteer };
+
 /* ---- the device's rules, as flow.c lists them ---- */
 
 static struct dpv_flow flows[40];
@@ -324,6 +360,7 @@ static void rules_make(struct dpv_device *dev, int nrules, int nshapes)
 		struct dpv_flow *f = &flows[n++];
 
 		memset(f, 0, sizeof(*f));
+		f->hw_want = -1;
 		f->type = IBV_FLOW_ATTR_NORMAL;
 		f->qp = QP(rnd(NQP));
 		f->priority = (uint16_t)rnd(4);
@@ -337,6 +374,7 @@ static void rules_make(struct dpv_device *dev, int nrules, int nshapes)
 		struct dpv_flow *f = &flows[n++];
 
 		memset(f, 0, sizeof(*f));
+		f->hw_want = -1;
 		f->type = types[rnd(3)];
 		f->qp = QP(rnd(NQP));
 		f->priority = (uint16_t)rnd(4);
@@ -378,7 +416,7 @@ static void one_set(struct dpv_device *dev)
 			mb[i].nb_segs = 1;
 			frames[i] = &mb[i];
 		}
-		unsteered = dpv__steer_classify(dev, frames, n, taken, &c);
+		unsteered = dpv__steer_classify(dev, (uint16_t)rnd(4), frames, n, taken, &c);
 		for (uint16_t i = 0; i < n; i++) {
 			int want[NQP], got[NQP] = { 0 }, total = 0;
 			const struct dpv_rx_set *s = c.to[i];
@@ -421,6 +459,9 @@ int main(void)
 	static struct dpv_device dev;
 
 	dpv__device_flows_init(&dev);
+	dev.ops = &fake_ops;
+	if (dpv__device_rx_init(&dev) != 0)
+		return 1;
 	for (int iter = 0; iter < 3000; iter++) {
 		int kind = iter % 3;
 
@@ -430,6 +471,14 @@ int main(void)
 	}
 	TAILQ_INIT(&dev.flows);
 	dpv__steer_rebuild(&dev);                   /* frees the last table */
+	printf("rules steered to a queue %d times, refused %d times\n", steered, steer_refused);
+	checks++;
+	if (steered == 0) {
+		failures++;
+		printf("FAIL: no rule went to a queue of its own\n");
+	}
+	free(dev.rxq_owner);
+	free(dev.rxqs);
 	printf("steer: %d checks passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
 }
