@@ -92,6 +92,19 @@ struct dpv_steer {
 
 /* ---- building ---- */
 
+/* Zeroed memory on cache lines of its own: every receive thread reads the table, and a line
+ * it shared with something one thread writes would move at every write. */
+static void *line_alloc(size_t len)
+{
+	void *p;
+
+	len = RTE_ALIGN_CEIL(len, RTE_CACHE_LINE_SIZE);
+	p = aligned_alloc(RTE_CACHE_LINE_SIZE, len);
+	if (p != NULL)
+		memset(p, 0, len);
+	return p;
+}
+
 static void *steer_alloc(struct dpv_steer *st, size_t len)
 {
 	struct chunk *c = st->mem;
@@ -100,7 +113,7 @@ static void *steer_alloc(struct dpv_steer *st, size_t len)
 	if (c == NULL || c->size - c->used < len) {
 		size_t size = RTE_MAX(len, (size_t)4096);
 
-		c = malloc(sizeof(*c) + size);
+		c = line_alloc(sizeof(*c) + size);
 		if (c == NULL)
 			return NULL;
 		c->next = st->mem;
@@ -279,7 +292,7 @@ static int build_exact(struct dpv_steer *st)
 	int *rule_next = malloc(st->nb_rules * sizeof(int));
 	int rc = 0;
 
-	st->slots = calloc(size, sizeof(*st->slots));
+	st->slots = line_alloc(size * sizeof(*st->slots));
 	if (st->slots == NULL || rule_next == NULL) {
 		free(rule_next);
 		return -ENOMEM;
@@ -502,7 +515,7 @@ static int steer_hw(struct dpv_steer *st, struct dpv_device *dev)
 
 static struct dpv_steer *steer_build(struct dpv_device *dev)
 {
-	struct dpv_steer *st = calloc(1, sizeof(*st));
+	struct dpv_steer *st = line_alloc(sizeof(*st));
 	int rc;
 
 	if (st == NULL)
@@ -618,21 +631,6 @@ static bool frame_key(const struct rte_mbuf *m, bool parse, struct key *k,
 	return h[0] & 1;
 }
 
-static const struct dpv_rx_set *exact_lookup(const struct dpv_steer *st, const struct key *fk,
-					     bool mcast)
-{
-	struct key k;
-	const struct slot *s;
-
-	for (unsigned int i = 0; i < st->nb_words; i++) {
-		unsigned int w = st->words[i];
-
-		k.w[w] = fk->w[w] & st->mask.w[w];
-	}
-	s = slot_find(st, &k);
-	return s->used ? s->set[mcast] : st->none[mcast];
-}
-
 static bool rule_matches(const struct dpv_steer *st, const struct rule *r, const struct key *k)
 {
 	for (unsigned int i = 0; i < st->nb_words; i++) {
@@ -730,18 +728,83 @@ static void classify_default(const struct dpv_steer *st, struct rte_mbuf **frame
 	}
 }
 
-static void classify_exact(const struct dpv_steer *st, const struct queue_hint *h,
-			   struct rte_mbuf **frames, uint16_t n, uint64_t taken, struct dpv_rx_class *c)
+/* The set of masked fields @k (multicast destination: @mc), by the hint or the hash. */
+static const struct dpv_rx_set *exact_set(const struct dpv_steer *st,
+					  const struct queue_hint *h, const struct key *k, bool mc)
 {
+	const struct dpv_rx_set *set = hinted(st, h, k);
+	const struct slot *s;
+
+	if (set != NULL)
+		return set;
+	s = slot_find(st, k);
+	return s->used ? s->set[mc] : st->none[mc];
+}
+
+/* classify_exact for rules on one MAC address word (a destination MAC per QP): that word
+ * read straight from the frame, no parse. */
+static void classify_exact_mac(const struct dpv_steer *st, const struct queue_hint *h,
+			       struct rte_mbuf **frames, uint16_t n, uint64_t taken,
+			       struct dpv_rx_class *c)
+{
+	unsigned int w = st->words[0];
+	uint64_t mask = st->mask.w[w], prev = 0;
+	bool prev_mc = false;
+	int last = -1;
+	struct key k;
+
 	for (uint16_t i = 0; i < n; i++) {
-		struct key k;
-		bool mc;
+		const struct rte_mbuf *m = frames[i];
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint64_t v = 0;
+		bool mc = false;
 
 		if (taken >> i & 1)
 			continue;                 /* SNIFFERs only (below) */
+		if (rte_pktmbuf_data_len(m) >= 14) {     /* shorter: no fields (all zero) */
+			memcpy(&v, f + (w == 0 ? 0 : 6), 8);
+			v &= mask;
+			mc = f[0] & 1;
+		}
+		if (last >= 0 && v == prev && mc == prev_mc) {
+			c->to[i] = c->to[last];
+			continue;
+		}
+		k.w[w] = v;
+		c->to[i] = exact_set(st, h, &k, mc);
+		prev = v;
+		prev_mc = mc;
+		last = i;
+	}
+}
+
+/* One mask for every rule: the masked fields looked up; a frame with the same masked fields
+ * as the previous one (a burst of one flow) takes its set without a lookup. */
+static void classify_exact(const struct dpv_steer *st, const struct queue_hint *h,
+			   struct rte_mbuf **frames, uint16_t n, uint64_t taken, struct dpv_rx_class *c)
+{
+	if (!st->parse && st->nb_words == 1) {
+		classify_exact_mac(st, h, frames, n, taken, c);
+		return;
+	}
+	struct key k, prev;
+	bool mc, prev_mc = false;
+	int last = -1;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (taken >> i & 1)
+			continue;                 /* SNIFFERs only (below) */
 		mc = frame_key(frames[i], st->parse, &k, &c->info[i]);
-		if ((c->to[i] = hinted(st, h, &k)) == NULL)
-			c->to[i] = exact_lookup(st, &k, mc);
+		for (unsigned int j = 0; j < st->nb_words; j++)
+			k.w[st->words[j]] &= st->mask.w[st->words[j]];
+		if (last >= 0 && mc == prev_mc && key_eq(st, &k, &prev))
+			c->to[i] = c->to[last];
+		else
+			c->to[i] = exact_set(st, h, &k, mc);
+		for (unsigned int j = 0; j < st->nb_words; j++)    /* word by word: a struct */
+			prev.w[st->words[j]] = k.w[st->words[j]];  /* copy stalls on the stores */
+		prev_mc = mc;
+		last = i;
 	}
 	if (st->parse)
 		c->parsed = ~0ull;

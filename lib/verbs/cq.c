@@ -102,9 +102,11 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 	    comp_vector < 0 || comp_vector >= context->num_comp_vectors ||
 	    (channel != NULL && channel->context != context))
 		return dpv__fail_ptr(-EINVAL);
-	cq = calloc(1, sizeof(*cq));
+	/* its cache-aligned members (the receive path's rxq_seen) aligned for real */
+	cq = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*cq), RTE_CACHE_LINE_SIZE));
 	if (cq == NULL)
 		return dpv__fail_ptr(-ENOMEM);
+	memset(cq, 0, sizeof(*cq));
 	cq->size = (uint32_t)cqe + 1;
 	cq->ring = ring_alloc(cq->size);
 	if (cq->ring == NULL) {

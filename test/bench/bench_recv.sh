@@ -6,7 +6,10 @@
 # has nobody to send). Beside the wall-clock rates, CPU time per frame (what a frame costs
 # when the machine is shared: the wall clock counts the time others had the CPU): dpv-bench's
 # own (process CPU time over its receive loop), testpmd's from perf stat task-clock over a
-# 3 s and a 6 s run (the difference, so start-up cancels out). Then ns per frame by stage
+# 3 s and a 6 s run (the difference, so start-up cancels out). One receive queue on both sides
+# (queues_per_port = 1: testpmd's default; each net_null queue makes frames of its own).
+# A row with the QP's frames taken by 4 NORMAL rules on destination MACs (dpv-bench -f 4, the
+# exact-match hash) instead of an ALL_DEFAULT rule. Then ns per frame by stage
 # (cycle_stats = 1; each stage's share of the wall-clock time scaled to the CPU time; the
 # counters' own rdtsc calls are in the figures, a few ns per burst).
 # Not a test: it never fails on a number.
@@ -42,8 +45,8 @@ testpmd_cpu() {
 }
 
 dpv_run() {
-	DPV_EAL_ARGS="--vdev=$1 -l 1 --log-level=lib.eal:error" \
-		"$bench" -m recv -b "$2" -t "$secs" 2>/dev/null > "$tmp/out"
+	DPV_CONFIG=$tmp/q1.conf DPV_EAL_ARGS="--vdev=$1 -l 1 --log-level=lib.eal:error" \
+		"$bench" -m recv -b "$2" -t "$secs" $flows 2>/dev/null > "$tmp/out"
 	awk '/^Mpps/ {print $2}' "$tmp/out" | tail -n +2 | median >> "$tmp/d"
 	awk '/^cpu-ns/ {print $2}' "$tmp/out" >> "$tmp/dc"
 }
@@ -52,12 +55,17 @@ if ! command -v dpdk-testpmd >/dev/null; then
 	echo "dpdk-testpmd not found (package dpdk-dev): no reference to compare with"
 	exit 77
 fi
+printf 'queues_per_port = 1\n' > "$tmp/q1.conf"
+printf 'queues_per_port = 1\ncycle_stats = 1\n' > "$tmp/cycles.conf"
 cpu=1
 command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1 || cpu=0
 printf "%-30s %8s %8s %6s | %s\n" "receive case (64 B)" dpverbs testpmd ratio \
 	"CPU ns/frame: dpverbs testpmd ratio"
-for vdev in net_null0 net_null0,copy=1; do
-	for burst in 8 32; do
+for row in "net_null0 8" "net_null0 32" "net_null0,copy=1 8" "net_null0,copy=1 32" \
+	   "net_null0 32 -f4"; do
+	set -- $row
+	vdev=$1 burst=$2 flows=${3:-}
+	{
 		: > "$tmp/d"; : > "$tmp/t"; : > "$tmp/dc"; : > "$tmp/tc"
 		for r in $(seq "$rounds"); do
 			dpv_run "$vdev" "$burst"
@@ -66,12 +74,11 @@ for vdev in net_null0 net_null0,copy=1; do
 		done
 		d=$(median < "$tmp/d"); t=$(median < "$tmp/t")
 		dc=$(median < "$tmp/dc"); tc=$(median < "$tmp/tc")
-		printf "%-30s %8s %8s %6s | %8s %8s %6s\n" "$vdev burst $burst" "$d" "$t" \
-			"$(ratio "$d" "$t")" "$dc" "$tc" "$(ratio "$tc" "$dc")"
-	done
+		printf "%-30s %8s %8s %6s | %8s %8s %6s\n" "$vdev burst $burst${flows:+ MAC rules}" \
+			"$d" "$t" "$(ratio "$d" "$t")" "$dc" "$tc" "$(ratio "$tc" "$dc")"
+	}
 done
 
-printf 'cycle_stats = 1\n' > "$tmp/cycles.conf"
 for vdev in net_null0 net_null0,copy=1; do
 	DPV_CONFIG=$tmp/cycles.conf DPV_EAL_ARGS="--vdev=$vdev -l 1 --log-level=lib.eal:error" \
 		"$bench" -m recv -b 32 -t "$secs" -y 2>/dev/null | sed -n "s/^stages/$vdev burst 32: stages/p"

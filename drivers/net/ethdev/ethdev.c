@@ -190,6 +190,10 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 	p->ext_mp = ext_mp;
 	p->tx_offloads = info->tx_offload_capa & (HW_TX_OFFLOADS | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
+	/* received frames' IPv4, TCP and UDP checksums checked by the port where it can (the
+	 * layer above checks in software what it does not vouch for) */
+	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM)
+		conf.rxmode.offloads |= RX_CKSUM;
 	/* several receive queues: a flow's frames on one of them (RSS on the IP/TCP/UDP tuple)
 	 * where the port hashes; elsewhere the PMD spreads them its own way (net_tap: the
 	 * kernel's flow hash) */

@@ -17,6 +17,8 @@ extern int dpv_ethdev_logtype;
 #define PMD_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpv_ethdev_logtype, "dpverbs ethdev: " fmt "\n", ##__VA_ARGS__)
 
+#define RX_CKSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM | \
+		  RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
 #define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
 			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
 
