@@ -4,18 +4,21 @@
 # and teardown cancel out). Unlike Mpps, the count does not depend on what else the machine is
 # doing: use it to compare two builds of the fast path. Prints the functions that changed most
 # (with what was inlined into them from headers).
-# With -m recv the count is per received frame (dpv-bench stops after that many frames);
-# DPV_BENCH_VDEV names the port (net_null0 by default).
+# With -m recv the count is per received frame (dpv-bench stops after that many frames), on
+# one receive queue (as testpmd's default); DPV_BENCH_VDEV names the port (net_null0).
 set -u
 bench=$1
 shift
 command -v valgrind >/dev/null || { echo "valgrind not found"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+printf 'queues_per_port = 1\n' > "$tmp/q1.conf"
+conf=
+case " $* " in *" -m recv "*) conf=$tmp/q1.conf ;; esac
 count() {
 	n=$1
 	shift
-	DPV_EAL_ARGS="--vdev=${DPV_BENCH_VDEV:-net_null0} -l 0 --no-huge -m 512 --log-level=lib.eal:error" \
+	DPV_CONFIG=$conf DPV_EAL_ARGS="--vdev=${DPV_BENCH_VDEV:-net_null0} -l 0 --no-huge -m 512 --log-level=lib.eal:error" \
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$n" "$bench" "$@" -n "$n" \
 		-t 100000 > /dev/null 2>&1
 	callgrind_annotate "$tmp/cg.$n" 2>/dev/null |
