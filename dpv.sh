@@ -84,7 +84,7 @@ sanitized() {
 }
 
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
-TSAN_TESTS="concurrency completions service rx_concurrency rx_queues"
+TSAN_TESTS="concurrency completions service roce_addr rx_concurrency rx_queues"
 tsan() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
 	[ -f "$BUILD-tsan/build.ninja" ] ||

@@ -62,6 +62,31 @@ struct dpv_port_info {
  */
 int dpv_set_offload_policy(struct ibv_context *context, enum dpv_offload_policy policy);
 
+/**
+ * dpv_port_add_addr - give @context's port an IP address for RoCEv2 (doc/roce.md).
+ * @addr: "a.b.c.d" or IPv6 text ("fd00::2", "fe80::1"), without a prefix length.
+ *
+ * The address gets the first empty GID index after 0 (::ffff:a.b.c.d for IPv4, the address
+ * itself for IPv6; a RoCE v2 GID) and dpverbs answers ARP requests or IPv6 neighbour
+ * solicitations for it on the port whenever the port is progressed. Every open context of
+ * the device gets IBV_EVENT_GID_CHANGE. A port has none by default (the kernel's addresses of
+ * a tap or veth interface are the kernel's); the configuration's port_addr lines give it
+ * some when the device is first listed.
+ * Returns 0; EINVAL for a NULL context or text that is not an address a port can own (not
+ * IPv4 or IPv6, a prefix, unspecified, loopback, multicast, broadcast, IPv4-mapped IPv6);
+ * EEXIST if the port has it (the link-local GID of index 0 included); ENOSPC when the GID
+ * table is full (15 addresses).
+ */
+int dpv_port_add_addr(struct ibv_context *context, const char *addr);
+
+/**
+ * dpv_port_del_addr - take an address of dpv_port_add_addr (or of the configuration) off
+ * @context's port. Its GID index becomes empty; IBV_EVENT_GID_CHANGE on every open context.
+ * Returns 0; EINVAL as dpv_port_add_addr; ENOENT if the port does not have it (index 0, the
+ * MAC's link-local GID, cannot be removed).
+ */
+int dpv_port_del_addr(struct ibv_context *context, const char *addr);
+
 /** Transmit counters of a port (all QPs together, since the port was started). */
 struct dpv_port_stats {
 	uint64_t tx_frames;         /* frames the port took */
@@ -245,6 +270,46 @@ struct dpv_cq_counters {
  * Returns 0, or EINVAL for NULL arguments.
  */
 int dpv_query_cq_counters(struct ibv_cq *cq, struct dpv_cq_counters *counters);
+
+/* ---- fault injection (doc/faults.md): test a transport against loss, disorder, corruption ---- */
+
+/** Directions fault injection acts on (a bit set). */
+enum dpv_fault_dirs {
+	DPV_FAULT_RX = 1 << 0,  /* every frame the port receives (the wire and RoCE loopback) */
+	DPV_FAULT_TX = 1 << 1,  /* frames the RoCE transports and ARP/ND hand to the port */
+};
+
+/** Fractions of frames, in parts per million (0 .. 1000000), and the generator's seed. */
+struct dpv_faults {
+	uint32_t drop_ppm;          /* freed, never delivered */
+	uint32_t dup_ppm;           /* delivered twice (a copy right behind it) */
+	uint32_t reorder_ppm;       /* held back behind the frames of 1..3 later bursts */
+	uint32_t corrupt_ppm;       /* one byte of the frame's second half inverted */
+	uint64_t seed;              /* the same seed and traffic give the same decisions */
+};
+
+/** What fault injection did in one direction since the port started. */
+struct dpv_fault_stats {
+	uint64_t seen, dropped, duplicated, reordered, corrupted;
+};
+
+/**
+ * dpv_set_port_faults - inject faults into the frames of @context's port (every context of
+ * the port sees them). All rates zero turns a direction off (frames it holds come out on the
+ * next bursts). The configuration's fault_* keys set every port's faults when it starts.
+ * @dirs: DPV_FAULT_RX and/or DPV_FAULT_TX.
+ * Returns 0; EINVAL for a NULL argument, no or unknown direction, or a rate above 1000000.
+ */
+int dpv_set_port_faults(struct ibv_context *context, unsigned int dirs,
+			const struct dpv_faults *faults);
+
+/**
+ * dpv_query_port_faults - the faults in force in one direction of @context's port and what
+ * they did. @faults or @stats may be NULL.
+ * Returns 0; EINVAL for a NULL context or a @dir that is not exactly one direction.
+ */
+int dpv_query_port_faults(struct ibv_context *context, enum dpv_fault_dirs dir,
+			  struct dpv_faults *faults, struct dpv_fault_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -375,7 +375,7 @@ static cmdline_parse_inst_t cmd_wait_secs = {
 	.f = wait_parsed,
 	.data = (void *)1,
 	.help_str = "wait <seconds>: the same, at most <seconds> (0: no limit); without "
-		    "forwarding, a pause of <seconds>",
+		    "forwarding or a count, a pause of <seconds>",
 	.tokens = { (void *)&t_wait, (void *)&t_secs, NULL },
 };
 

@@ -14,7 +14,7 @@
 struct fwd_port fwd_ports[TP_MAX_PORTS];
 static pthread_t worker;
 static struct dpv_port_stats run_base[TP_MAX_PORTS];   /* the port's counters at start */
-static bool running, all_done;
+static bool running, all_done, counted;  /* counted: started with a count */
 static volatile bool stop_flag;
 
 static const char *const mode_names[] = {
@@ -241,6 +241,7 @@ int fwd_start(uint64_t count)
 		return rc;
 	}
 	running = true;
+	counted = count != 0;
 	printf("forwarding: %s on %d port(s), burst %u", fwd_mode_name(tp.cfg.mode), active,
 	       tp.cfg.burst);
 	if (count)
@@ -255,11 +256,12 @@ int fwd_wait(double seconds)
 {
 	double end = now() + seconds;
 
-	if (!running) {
+	if (!running || !counted) {
 		if (seconds <= 0)
 			return tp_error("nothing to wait for: start count <n> first, or wait "
 					"<seconds> to pause");
-		usleep((useconds_t)(seconds * 1e6));   /* a pause, e.g. while a capture runs */
+		/* a pause, e.g. while a capture runs or forwarding without a count goes on */
+		usleep((useconds_t)(seconds * 1e6));
 		return 0;
 	}
 	while (!__atomic_load_n(&all_done, __ATOMIC_ACQUIRE)) {

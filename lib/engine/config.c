@@ -1,5 +1,7 @@
 /* Runtime configuration: built-in defaults, overridden by a key = value file. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,15 @@ static const struct config_key keys[] = {
 	KEY(offload_policy, 0, 2),
 	KEY(progress, 0, 1),
 	KEY(cycle_stats, 0, 1),
+	KEY(fault_drop_ppm, 0, 1000000),
+	KEY(fault_dup_ppm, 0, 1000000),
+	KEY(fault_reorder_ppm, 0, 1000000),
+	KEY(fault_corrupt_ppm, 0, 1000000),
+	KEY(fault_dirs, 1, 3),
+	KEY(fault_seed, 0, UINT_MAX),
+	KEY(resolve_timeout_ms, 1, 600000),
+	KEY(resolve_probes, 1, 100),
+	KEY(neigh_reachable_ms, 1, 86400000),
 };
 
 void dpv__config_defaults(struct dpv_config *cfg)
@@ -53,7 +64,42 @@ void dpv__config_defaults(struct dpv_config *cfg)
 		.offload_policy = 0,
 		.progress = 0,
 		.cycle_stats = 0,
+		.fault_dirs = 3,
+		.resolve_timeout_ms = 3000,
+		.resolve_probes = 3,
+		.neigh_reachable_ms = 30000,
 	};
+}
+
+static bool ipv4_ownable(const uint8_t *a)
+{
+	return a[0] != 0 && a[0] != 127 && a[0] < 224;   /* 224/4 multicast, 240/4 and broadcast */
+}
+
+static bool ipv6_ownable(const uint8_t *a)
+{
+	static const uint8_t zero[16], loopback[16] = { [15] = 1 };
+	static const uint8_t mapped[12] = { [10] = 0xFF, [11] = 0xFF };
+
+	return memcmp(a, zero, 16) != 0 && memcmp(a, loopback, 16) != 0 && a[0] != 0xFF &&
+	       memcmp(a, mapped, sizeof(mapped)) != 0;
+}
+
+int dpv__ip_parse(const char *text, uint8_t addr[16])
+{
+	uint8_t a[16] = { 0 };
+
+	if (text == NULL)
+		return -EINVAL;
+	if (inet_pton(AF_INET, text, a) == 1 && ipv4_ownable(a)) {
+		memcpy(addr, a, 16);
+		return AF_INET;
+	}
+	if (strchr(text, ':') != NULL && inet_pton(AF_INET6, text, a) == 1 && ipv6_ownable(a)) {
+		memcpy(addr, a, 16);
+		return AF_INET6;
+	}
+	return -EINVAL;
 }
 
 static char *trim(char *s)
@@ -68,11 +114,46 @@ static char *trim(char *s)
 	return s;
 }
 
+/* port_addr = <port> <address> [<address>...]: addresses separated by blanks or commas. */
+static int set_port_addr(struct dpv_config *cfg, const char *path, int line, char *value)
+{
+	char *save = NULL, *port = strtok_r(value, " \t,", &save), *tok;
+	int n = 0;
+
+	while (port != NULL && (tok = strtok_r(NULL, " \t,", &save)) != NULL) {
+		struct dpv_config_addr *a = &cfg->port_addrs[cfg->nb_port_addrs];
+
+		if (cfg->nb_port_addrs == DPV_CONFIG_MAX_ADDRS) {
+			ENGINE_LOG(ERR, "%s:%d: more than %d port addresses", path, line,
+				   DPV_CONFIG_MAX_ADDRS);
+			return -EINVAL;
+		}
+		a->family = dpv__ip_parse(tok, a->addr);
+		if (a->family < 0 || strlen(port) >= sizeof(a->port)) {
+			ENGINE_LOG(ERR, "%s:%d: port_addr: '%s' is not an IPv4 or IPv6 address a "
+				   "port can own (a.b.c.d or IPv6, no prefix; not multicast, loopback "
+				   "or unspecified)", path, line, tok);
+			memset(a, 0, sizeof(*a));
+			return -EINVAL;
+		}
+		snprintf(a->port, sizeof(a->port), "%s", port);
+		cfg->nb_port_addrs++;
+		n++;
+	}
+	if (n == 0) {
+		ENGINE_LOG(ERR, "%s:%d: expected 'port_addr = <port name> <address> ...'", path, line);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_key(struct dpv_config *cfg, const char *path, int line, char *name, char *value)
 {
 	char *endp;
 	unsigned long v;
 
+	if (strcmp(name, "port_addr") == 0)
+		return set_port_addr(cfg, path, line, value);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (strcmp(keys[i].name, name) != 0)
 			continue;
@@ -101,6 +182,8 @@ int dpv__config_parse(const char *path, struct dpv_config *cfg)
 		ENGINE_LOG(ERR, "cannot read configuration %s: %s", path, strerror(errno));
 		return rc;
 	}
+	cfg->nb_port_addrs = 0;       /* a file gives the whole list of port addresses */
+	memset(cfg->port_addrs, 0, sizeof(cfg->port_addrs));
 	while (rc == 0 && fgets(buf, sizeof(buf), f) != NULL) {
 		char *s, *eq;
 

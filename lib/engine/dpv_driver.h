@@ -96,6 +96,10 @@ struct dpv_driver_ops {
 	uint16_t (*tx_prepare)(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
 	/* Ask the hardware to release transmitted buffers (progress while idle). */
 	void (*tx_reap)(struct dpv_txq *txq);
+	/* Receive frames sent to these @n multicast MACs too (IPv6 solicited-node addresses),
+	 * replacing the previous list. A port that cannot filter by MAC receives all multicast
+	 * instead. -ENOTSUP when it can do neither (NULL: the driver never filters). */
+	int (*rx_mcast_set)(struct dpv_port *port, const uint8_t (*macs)[6], unsigned int n);
 	/* Up to @n frames received on receive queue @queue (< the nb_rx of port_queues). One
 	 * thread at a time per queue; different queues may be polled at once. */
 	uint16_t (*rx_burst)(struct dpv_port *port, uint16_t queue, struct rte_mbuf **pkts,

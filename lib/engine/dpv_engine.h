@@ -12,6 +12,8 @@ struct rte_mempool;
 
 #define DPV_EXPORT __attribute__((visibility("default")))
 
+#define DPV_CONFIG_MAX_ADDRS 64
+
 /* Runtime configuration; defaults in config/dpverbs.conf, see doc/configuration.md. */
 struct dpv_config {
 	unsigned int mbufs_per_socket;   /* mbufs in each socket's pool */
@@ -30,6 +32,22 @@ struct dpv_config {
 	unsigned int offload_policy;     /* enum dpv_offload_policy of every port at start */
 	unsigned int progress;           /* enum dpv_progress of a new QP */
 	unsigned int cycle_stats;        /* 1: QPs count TSC cycles per stage (dpv_query_qp_stats) */
+	/* fault injection on every port (doc/faults.md), parts per million of frames */
+	unsigned int fault_drop_ppm, fault_dup_ppm, fault_reorder_ppm, fault_corrupt_ppm;
+	unsigned int fault_dirs;         /* 1: receive, 2: transmit, 3: both */
+	unsigned int fault_seed;
+	/* RoCEv2 neighbours (lib/roce/roce_neigh.c) */
+	unsigned int resolve_timeout_ms; /* how long resolving a peer's MAC may wait */
+	unsigned int resolve_probes;     /* ARP requests / solicitations sent within that time */
+	unsigned int neigh_reachable_ms; /* a learned MAC is used this long, then asked again */
+	/* RoCEv2 addresses of ports (port_addr lines), in file order; a file that has none
+	 * leaves none (the list is not inherited from the defaults) */
+	unsigned int nb_port_addrs;
+	struct dpv_config_addr {
+		char port[64];           /* ethdev name (dpv_port_info.name) or verbs device name */
+		int family;              /* AF_INET or AF_INET6 */
+		uint8_t addr[16];        /* network order; IPv4 in the first 4 bytes */
+	} port_addrs[DPV_CONFIG_MAX_ADDRS];
 };
 
 /* The configuration in force (loaded once, before the EAL starts). */
@@ -38,6 +56,10 @@ const struct dpv_config *dpv__config(void);
 int dpv__config_parse(const char *path, struct dpv_config *cfg);
 /* The compiled-in defaults (equal to config/dpverbs.conf). */
 void dpv__config_defaults(struct dpv_config *cfg);
+/* An IP address as text, "a.b.c.d" or IPv6: AF_INET (4 bytes in @addr) or AF_INET6 (16), or
+ * -EINVAL for anything else, and for addresses a port cannot own: unspecified, loopback,
+ * multicast, IPv4 broadcast, IPv4-mapped IPv6 (write the IPv4 address). */
+int dpv__ip_parse(const char *text, uint8_t addr[16]);
 /* (Re)load from $DPV_CONFIG or the installed file; an error keeps the defaults. */
 int dpv__config_load_checked(void);
 

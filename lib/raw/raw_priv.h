@@ -50,11 +50,11 @@ struct dpv_rx_set_buf {
 /* What classifying a burst gives: the set of each frame, and the headers it parsed (the
  * receive path reuses them for IBV_WC_IP_CSUM_OK). */
 struct dpv_rx_class {
-	const struct dpv_rx_set *to[DPV_RX_BURST];
-	struct dpv_hdr_info info[DPV_RX_BURST];
+	const struct dpv_rx_set *to[DPV_RX_MAX];
+	struct dpv_hdr_info info[DPV_RX_MAX];
 	uint64_t parsed;                  /* bit i: info[i] is frame i's */
 	const struct dpv_rx_set *uniform; /* every frame's set, if they all have this one */
-	struct dpv_rx_set_buf built[DPV_RX_BURST];
+	struct dpv_rx_set_buf built[DPV_RX_MAX];
 };
 
 /* Compile the device's rules into a new steering table, publish it, and free the one it

@@ -86,8 +86,10 @@ static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		rc = dpv__service_qp_add(qp);
 	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
 		check_placement(qp);
-	/* the fast path for direct-mode QPs in RTS, the generic one otherwise */
-	if (rc == 0 && next == IBV_QPS_RTS && !qp->service && qp->txh != NULL) {
+	/* the fast path for direct-mode QPs in RTS, the generic one otherwise (a paced QP's
+	 * WRs wait for the pacer in the SQ: the generic kick asks it) */
+	if (rc == 0 && next == IBV_QPS_RTS && !qp->service && qp->txh != NULL &&
+	    qp->pace.kbps == 0) {
 		fast_limits(qp);
 		__atomic_store_n(&qp->post_send, dpv__raw_post_send_fast, __ATOMIC_RELAXED);
 	} else {

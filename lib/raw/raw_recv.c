@@ -112,9 +112,9 @@ static bool receiving(const struct dpv_qp *qp)
 struct rx_take {
 	unsigned int n;                   /* frames with a WQE, in order */
 	enum ibv_wc_status err;           /* frame n, if not SUCCESS, fails with it */
-	uint8_t frame[DPV_RX_BURST];      /* index in the burst */
-	uint8_t *va[DPV_RX_BURST];        /* where it lands (NULL: scatter in general) */
-	struct dpv_rx_done done[DPV_RX_BURST];   /* its completion */
+	uint8_t frame[DPV_RX_MAX];        /* index in the burst */
+	uint8_t *va[DPV_RX_MAX];          /* where it lands (NULL: scatter in general) */
+	struct dpv_rx_done done[DPV_RX_MAX];     /* its completion */
 };
 
 /* The WQEs @mask's frames take, in order, where they land and what their completions say,

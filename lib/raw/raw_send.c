@@ -303,8 +303,9 @@ static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slo
 	return true;
 }
 
-/* Hand [sent, head) to the port in bursts until it stops taking frames, or up to a WR that
- * failed when it executed: that one completes in error and the QP goes to SQE. */
+/* Hand [sent, head) to the port in bursts until it stops taking frames, the QP's pacer holds
+ * the rest, or up to a WR that failed when it executed: that one completes in error and the
+ * QP goes to SQE. */
 static void sq_kick(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
@@ -328,6 +329,14 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[n] = w;
 			frames[n++] = w->frame;
 		}
+		if (unlikely(qp->pace.kbps != 0) && n != 0) {
+			uint16_t may = dpv__pace_take(&qp->pace, wqes, n);
+
+			if (may == 0)
+				return;               /* the pacer holds them: a later kick */
+			wait |= may < n;
+			n = may;
+		}
 		uint64_t t0 = dpv__cyc_start();
 
 		took = n ? dpv__tx_burst(qp->txh, frames, n) : 0;
@@ -336,6 +345,8 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
 		qp->tx_frames += took;
+		if (unlikely(qp->pace.kbps != 0) && took < n)
+			dpv__pace_refund(&qp->pace, wqes + took, n - took);   /* they wait */
 		if (took < n || wait)
 			return;
 		if (n == 0) {

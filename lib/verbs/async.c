@@ -74,6 +74,18 @@ void dpv__port_link_event(struct dpv_port *port, bool up)
 	pthread_mutex_unlock(&open_lock);
 }
 
+void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = { .event_type = type, .element.port_num = 1 };
+	struct dpv_context *ctx;
+
+	pthread_mutex_lock(&open_lock);
+	TAILQ_FOREACH(ctx, &open_contexts, open_next)
+		if (ctx->dev == dev)
+			dpv__async_event_post(ctx, &ev);
+	pthread_mutex_unlock(&open_lock);
+}
+
 /* As rdma-core: 0, or -1 with errno (EAGAIN on a non-blocking async_fd with no event). */
 DPV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {

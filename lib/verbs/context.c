@@ -28,7 +28,6 @@ UNSUP_INT(unsup_modify_flow_action_esp, struct ibv_flow_action *action,
 UNSUP_INT(unsup_destroy_flow_action, struct ibv_flow_action *action)
 UNSUP_PTR(struct ibv_flow_action, unsup_create_flow_action_esp, struct ibv_context *context,
 	  struct ibv_flow_action_esp_attr *attr)
-UNSUP_INT(unsup_modify_qp_rate_limit, struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
 UNSUP_INT(unsup_modify_cq, struct ibv_cq *cq, struct ibv_modify_cq_attr *attr)
 UNSUP_INT(unsup_post_srq_ops, struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad)
 UNSUP_INT(unsup_destroy_rwq_ind_table, struct ibv_rwq_ind_table *t)
@@ -37,7 +36,6 @@ UNSUP_PTR(struct ibv_rwq_ind_table, unsup_create_rwq_ind_table, struct ibv_conte
 UNSUP_INT(unsup_destroy_wq, struct ibv_wq *wq)
 UNSUP_INT(unsup_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *attr)
 UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ibv_wq_init_attr *a)
-UNSUP_INT(unsup_query_rt_values, struct ibv_context *context, struct ibv_values_ex *values)
 UNSUP_PTR(struct ibv_qp, unsup_open_qp, struct ibv_context *context, struct ibv_qp_open_attr *a)
 UNSUP_INT(unsup_get_srq_num, struct ibv_srq *srq, uint32_t *srq_num)
 UNSUP_PTR(struct ibv_srq, unsup_create_srq_ex, struct ibv_context *context,
@@ -93,7 +91,7 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->modify_flow_action_esp = unsup_modify_flow_action_esp;
 	v->destroy_flow_action = unsup_destroy_flow_action;
 	v->create_flow_action_esp = unsup_create_flow_action_esp;
-	v->modify_qp_rate_limit = unsup_modify_qp_rate_limit;
+	v->modify_qp_rate_limit = dpv_modify_qp_rate_limit;
 	v->alloc_parent_domain = dpv_alloc_parent_domain;
 	v->dealloc_td = dpv_dealloc_td;
 	v->alloc_td = dpv_alloc_td;
@@ -104,7 +102,7 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->destroy_wq = unsup_destroy_wq;
 	v->modify_wq = unsup_modify_wq;
 	v->create_wq = unsup_create_wq;
-	v->query_rt_values = unsup_query_rt_values;
+	v->query_rt_values = dpv_query_rt_values;
 	v->create_cq_ex = dpv_create_cq_ex;
 	v->query_device_ex = dpv_query_device_ex;
 	v->ibv_destroy_flow = dpv_destroy_flow_tracked;   /* kept in ctx->flows */

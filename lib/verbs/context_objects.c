@@ -1,9 +1,8 @@
 /* What a context holds, and freeing what the application left at ibv_close_device, as
  * rdma-core does (the kernel destroys a closing context's objects): flows, QPs, MRs, CQs and
  * their channels, parent domains, PDs, TDs — each before what it depends on. QPs and CQs come
- * from the telemetry registry, MRs from the MR table, the rest from the context's object
- * sets kept here. A completion channel no CQ uses any more is not listed anywhere: it stays
- * (its memory and eventfd), and the debug log says so. */
+ * from the telemetry registry, MRs from the MR table, the rest (completion channels too,
+ * whether a CQ uses them or not) from the context's object sets kept here. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -119,29 +118,26 @@ static unsigned int release_mrs(struct dpv_context *ctx)
 	return done;
 }
 
-/* The CQs, then the channels they used once no CQ uses them. */
-static unsigned int release_cqs(struct dpv_context *ctx, unsigned int *channels)
+static unsigned int release_cqs(struct dpv_context *ctx)
 {
 	unsigned int n, done = 0;
 	struct dpv_cq **v = dpv__registry_cqs(ctx, &n);
-	struct ibv_comp_channel **ch = n != 0 ? calloc(n, sizeof(*ch)) : NULL;
 
-	for (unsigned int i = 0; i < n; i++) {
-		struct ibv_comp_channel *c = v[i]->ibcq.channel;
+	for (unsigned int i = 0; i < n; i++)
+		done += ibv_destroy_cq(&v[i]->ibcq) == 0;
+	free(v);
+	return done;
+}
 
-		if (ibv_destroy_cq(&v[i]->ibcq) != 0)
-			continue;
-		done++;
-		for (unsigned int j = 0; ch != NULL && c != NULL && j < n; j++)
-			if (ch[j] == c || ch[j] == NULL) {
-				ch[j] = c;
-				break;
-			}
-	}
-	*channels = 0;
-	for (unsigned int j = 0; ch != NULL && j < n && ch[j] != NULL; j++)
-		*channels += ibv_destroy_comp_channel(ch[j]) == 0;
-	free(ch);
+/* Every completion channel, once the CQs that used them are gone: those CQs used and those
+ * no CQ used (their memory and eventfd would stay otherwise). */
+static unsigned int release_channels(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	void **v = objset_take(ctx, &ctx->channels, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		done += ibv_destroy_comp_channel(v[i]) == 0;
 	free(v);
 	return done;
 }
@@ -184,7 +180,8 @@ void dpv__context_release(struct dpv_context *ctx)
 	flows = release_flows(ctx);
 	qps = release_qps(ctx);
 	mrs = release_mrs(ctx);
-	cqs = release_cqs(ctx, &chans);
+	cqs = release_cqs(ctx);
+	chans = release_channels(ctx);
 	pds = release_pds(ctx);
 	tds = release_tds(ctx);
 	if (flows + qps + mrs + cqs + chans + pds + tds != 0)
@@ -201,4 +198,5 @@ void dpv__context_release(struct dpv_context *ctx)
 	free(ctx->pds.obj);
 	free(ctx->tds.obj);
 	free(ctx->flows.obj);
+	free(ctx->channels.obj);
 }

@@ -1,12 +1,15 @@
 /* Completion queues and completion channels. A CQ is a ring of completions; polling it first
  * drives progress on every QP of its context (progress.c), so completions arrive even when the
- * application stops posting, whichever CQ it polls. A channel is an eventfd plus the list of CQs that fired. */
+ * application stops posting, whichever CQ it polls. A CQ of ibv_create_cq_ex may keep when
+ * each completion was written (the TSC, and CLOCK_REALTIME), beside the ring. A channel is an
+ * eventfd plus the list of CQs that fired. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verbs_priv.h"
@@ -37,6 +40,12 @@ DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 	pthread_mutex_init(&ch->lock, NULL);
 	TAILQ_INIT(&ch->fired);
 	TAILQ_INIT(&ch->cqs);
+	if (dpv__objset_add(ctx, &ctx->channels, ch) != 0) {   /* ibv_close_device frees it */
+		close(ch->ibch.fd);
+		pthread_mutex_destroy(&ch->lock);
+		free(ch);
+		return dpv__fail_ptr(-ENOMEM);
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_channel++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -53,6 +62,7 @@ DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (__atomic_load_n(&channel->refcnt, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
 	ctx = to_dctx(channel->context);
+	dpv__objset_del(ctx, &ctx->channels, ch);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_channel--;
 	pthread_mutex_unlock(&ctx->lock);
@@ -180,6 +190,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	ctx->nb_cq--;
 	pthread_mutex_unlock(&ctx->lock);
 	free(cq->ring);
+	free(cq->ts);
 	free(cq);
 	return 0;
 }
@@ -188,30 +199,42 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
 	struct dpv_cqe *ring, *old;
+	struct dpv_cqe_ts *ts, *old_ts;
 	uint32_t n;
 
 	if (cq == NULL || cqe < 1 || (unsigned int)cqe > dpv__config()->max_cqe)
 		return EINVAL;
 	ring = ring_alloc((uint32_t)cqe + 1);
-	if (ring == NULL)
+	ts = cq->ts != NULL ? calloc((uint32_t)cqe + 1, sizeof(*ts)) : NULL;
+	if (ring == NULL || (cq->ts != NULL && ts == NULL)) {
+		free(ring);
+		free(ts);
 		return ENOMEM;
+	}
 	dpv__spinlock_lock(&cq->lock);
 	n = cq_count(cq);
 	if (n > (uint32_t)cqe) {
 		dpv__spinlock_unlock(&cq->lock);
 		free(ring);
+		free(ts);
 		return EINVAL;     /* as the kernel: fewer entries than completions waiting */
 	}
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		ring[i] = cq->ring[(cq->head + i) % cq->size];
+		if (ts != NULL)
+			ts[i] = cq->ts[(cq->head + i) % cq->size];
+	}
 	old = cq->ring;
+	old_ts = cq->ts;
 	cq->ring = ring;
+	cq->ts = ts;
 	cq->size = (uint32_t)cqe + 1;
 	__atomic_store_n(&cq->head, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&cq->tail, n, __ATOMIC_RELAXED);
 	ibcq->cqe = cqe;
 	dpv__spinlock_unlock(&cq->lock);
 	free(old);
+	free(old_ts);
 	return 0;
 }
 
@@ -221,11 +244,51 @@ static inline uint32_t cq_next(const struct dpv_cq *cq, uint32_t i)
 	return i + 1 == cq->size ? 0 : i + 1;
 }
 
-/* After a push of @n, @i of which fitted: count, fire an armed CQ, report an overrun. CQ lock
- * held on entry, released here. */
-static int push_done(struct dpv_cq *cq, unsigned int i, unsigned int n, bool fire)
+int dpv__cq_timestamps(struct dpv_cq *cq, bool wall)
+{
+	cq->ts = calloc(cq->size, sizeof(*cq->ts));
+	if (cq->ts == NULL)
+		return -ENOMEM;
+	cq->ts_wall = wall;
+	return 0;
+}
+
+uint64_t dpv__core_clock_khz(void)
+{
+	return rte_get_tsc_hz() / 1000;
+}
+
+/* CQ lock held: the @n completions written from ring index @from on were written now. One
+ * reading of the clocks for the whole push; the TSC never goes back within a CQ (pushes from
+ * different cores may read TSCs a few cycles apart). */
+static void cq_stamp(struct dpv_cq *cq, uint32_t from, unsigned int n)
+{
+	struct dpv_cqe_ts t = { .tsc = rte_rdtsc() };
+
+	if (t.tsc < cq->last_tsc)
+		t.tsc = cq->last_tsc;
+	cq->last_tsc = t.tsc;
+	if (cq->ts_wall) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		t.wall_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		cq->ts[from] = t;
+		from = cq_next(cq, from);
+	}
+}
+
+/* After a push of @n, @i of which fitted from ring index @from on: timestamp them (if the CQ
+ * keeps timestamps), count, fire an armed CQ, report an overrun. CQ lock held on entry,
+ * released here. */
+static int push_done(struct dpv_cq *cq, uint32_t from, unsigned int i, unsigned int n, bool fire)
 {
 	bool overrun_now = false;
+
+	if (unlikely(cq->ts != NULL))
+		cq_stamp(cq, from, i);
 
 	cq->completions += i;
 	if (i < n) {
@@ -249,15 +312,17 @@ int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int
 {
 	bool fire = false;
 	unsigned int i;
+	uint32_t from;
 
 	dpv__spinlock_lock(&cq->lock);
+	from = cq->tail;
 	for (i = 0; i < n && cq_next(cq, cq->tail) != cq->head; i++) {
 		cq->ring[cq->tail] = cqe[i];
 		__atomic_store_n(&cq->tail, cq_next(cq, cq->tail), __ATOMIC_RELAXED);
 		fire |= !cq->solicited_only || cqe[i].wc.status != IBV_WC_SUCCESS ||
 			cqe[i].solicited;
 	}
-	return push_done(cq, i, n, fire);
+	return push_done(cq, from, i, n, fire);
 }
 
 int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slots,
@@ -265,8 +330,10 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 {
 	bool fire = false;
 	unsigned int i;
+	uint32_t from;
 
 	dpv__spinlock_lock(&cq->lock);
+	from = cq->tail;
 	for (i = 0; i < n && cq_next(cq, cq->tail) != cq->head; i++) {
 		const struct dpv_wqe *w = &qp->sq.wqe[slots[i] & qp->sq.mask];
 		struct dpv_cqe *e = &cq->ring[cq->tail];
@@ -277,7 +344,7 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 		__atomic_store_n(&cq->tail, cq_next(cq, cq->tail), __ATOMIC_RELAXED);
 		fire |= !cq->solicited_only || w->status != IBV_WC_SUCCESS;
 	}
-	return push_done(cq, i, n, fire);
+	return push_done(cq, from, i, n, fire);
 }
 
 /* Free entries of the ring (one always stays empty); CQ lock held. */
@@ -291,12 +358,12 @@ int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx
 {
 	unsigned int i, fit;
 	struct dpv_cqe *ring;
-	uint32_t tail, size;
+	uint32_t from, tail, size;
 
 	dpv__spinlock_lock(&cq->lock);
 	fit = RTE_MIN(n, cq_room(cq));
 	ring = cq->ring;
-	tail = cq->tail;
+	from = tail = cq->tail;
 	size = cq->size;
 	for (i = 0; i < fit; i++) {
 		dpv__cqe_fill(&ring[tail], qp, d[i].wr_id, IBV_WC_SUCCESS, IBV_WC_RECV,
@@ -305,7 +372,7 @@ int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx
 	}
 	__atomic_store_n(&cq->tail, tail, __ATOMIC_RELAXED);
 	/* a receive is never solicited on a RAW_PACKET QP: a CQ armed for solicited ones stays */
-	return push_done(cq, fit, n, fit > 0 && !cq->solicited_only);
+	return push_done(cq, from, fit, n, fit > 0 && !cq->solicited_only);
 }
 
 int dpv__cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)
@@ -338,8 +405,11 @@ void dpv__cq_clean(struct dpv_cq *cq, struct dpv_qp *qp)
 	for (uint32_t i = 0; i < n; i++) {
 		struct dpv_cqe *e = &cq->ring[(cq->head + i) % cq->size];
 
-		if (e->qp != qp)
-			cq->ring[(cq->head + keep++) % cq->size] = *e;
+		if (e->qp == qp)
+			continue;
+		if (cq->ts != NULL)
+			cq->ts[(cq->head + keep) % cq->size] = cq->ts[(cq->head + i) % cq->size];
+		cq->ring[(cq->head + keep++) % cq->size] = *e;
 	}
 	__atomic_store_n(&cq->tail, (cq->head + keep) % cq->size, __ATOMIC_RELAXED);
 	dpv__spinlock_unlock(&cq->lock);
@@ -375,13 +445,15 @@ void dpv__cq_poll_progress(struct dpv_cq *cq)
 	}
 }
 
-/* CQ lock held: the oldest completion is the application's; the SQ slots of its WR and of
- * the unsignaled ones before it are free now. */
-static inline void cq_take(struct dpv_cq *cq, struct ibv_wc *wc)
+/* CQ lock held: the oldest completion is the application's (and its timestamps, into @ts
+ * if not NULL); the SQ slots of its WR and of the unsignaled ones before it are free now. */
+static inline void cq_take(struct dpv_cq *cq, struct ibv_wc *wc, struct dpv_cqe_ts *ts)
 {
 	const struct dpv_cqe *e = &cq->ring[cq->head];
 
 	*wc = e->wc;
+	if (ts != NULL && cq->ts != NULL)
+		*ts = cq->ts[cq->head];
 	if (e->is_send)
 		__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&cq->head, cq_next(cq, cq->head), __ATOMIC_RELAXED);
@@ -395,7 +467,7 @@ int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc)
 		return -ENOENT;
 	dpv__spinlock_lock(&cq->lock);
 	if (cq->head != cq->tail) {
-		cq_take(cq, wc);
+		cq_take(cq, wc, &cq->cur_ts);
 		rc = 0;
 	}
 	dpv__spinlock_unlock(&cq->lock);

@@ -5,11 +5,14 @@
 
 #include "verbs_priv.h"
 
-/* The wc_flags fields a completion of dpverbs has (struct ibv_wc holds them all). No
- * timestamp, CVLAN, flow tag or tag matching yet: asking for them is EOPNOTSUPP. */
+/* The wc_flags fields a completion of dpverbs has: those of struct ibv_wc, and the
+ * completion timestamps the CQ keeps when asked (the TSC, counted by hca_core_clock; the
+ * CLOCK_REALTIME nanoseconds). No CVLAN, flow tag or tag matching yet: EOPNOTSUPP. */
+#define CQ_EX_TS_FLAGS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define CQ_EX_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
 			IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | \
-			IBV_WC_EX_WITH_DLID_PATH_BITS)
+			IBV_WC_EX_WITH_DLID_PATH_BITS | CQ_EX_TS_FLAGS)
 #define CQ_EX_KNOWN_MASK (IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)
 
 static inline struct dpv_cq *cqx_of(struct ibv_cq_ex *c)
@@ -75,9 +78,16 @@ static uint32_t read_slid(struct ibv_cq_ex *c) { return cqx_of(c)->cur.slid; }
 static uint8_t read_sl(struct ibv_cq_ex *c) { return cqx_of(c)->cur.sl; }
 static uint8_t read_dlid_path_bits(struct ibv_cq_ex *c) { return cqx_of(c)->cur.dlid_path_bits; }
 
+/* When the current completion was written: 0 on a CQ created without the flag (as the
+ * accessor of a field not asked for, its value is undefined by verbs). */
+static uint64_t read_completion_ts(struct ibv_cq_ex *c) { return cqx_of(c)->cur_ts.tsc; }
+static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	return cqx_of(c)->cur_ts.wall_ns;
+}
+
 /* Fields a CQ cannot be created with (creation says EOPNOTSUPP); present so that no
  * accessor is ever a NULL pointer. */
-static uint64_t read_none_u64(struct ibv_cq_ex *c) { (void)c; return 0; }
 static uint16_t read_none_u16(struct ibv_cq_ex *c) { (void)c; return 0; }
 static uint32_t read_none_u32(struct ibv_cq_ex *c) { (void)c; return 0; }
 static void read_none_tm(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
@@ -117,6 +127,11 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_in
 	cq = dpv__cq_create(context, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector);
 	if (cq == NULL)
 		return NULL;
+	if ((a->wc_flags & CQ_EX_TS_FLAGS) &&
+	    dpv__cq_timestamps(cq, a->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)) {
+		ibv_destroy_cq(&cq->ibcq);
+		return dpv__fail_ptr(-ENOMEM);
+	}
 	cq->wc_flags = a->wc_flags;
 	cq->single_threaded = (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 			      (a->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
@@ -133,10 +148,10 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_in
 	cq->cqx.read_slid = read_slid;
 	cq->cqx.read_sl = read_sl;
 	cq->cqx.read_dlid_path_bits = read_dlid_path_bits;
-	cq->cqx.read_completion_ts = read_none_u64;
+	cq->cqx.read_completion_ts = read_completion_ts;
 	cq->cqx.read_cvlan = read_none_u16;
 	cq->cqx.read_flow_tag = read_none_u32;
 	cq->cqx.read_tm_info = read_none_tm;
-	cq->cqx.read_completion_wallclock_ns = read_none_u64;
+	cq->cqx.read_completion_wallclock_ns = read_completion_wallclock_ns;
 	return &cq->cqx;
 }

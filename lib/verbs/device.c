@@ -11,6 +11,7 @@
 
 #include <rte_ethdev.h>
 
+#include "dpv_roce.h"
 #include "verbs_priv.h"
 
 RTE_LOG_REGISTER(dpv_logtype_verbs, lib.dpverbs.verbs, NOTICE);
@@ -55,6 +56,12 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	dpv__spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
 	dpv__timer_list_init(&d->timers);
+	d->caps = *caps;
+	if (dpv__roce_port_init(d) != 0) {
+		nb_devices--;             /* never listed: nothing refers to it yet */
+		free(d);
+		return NULL;
+	}
 found:
 	d->index = index;
 	d->port = port;
@@ -181,11 +188,14 @@ static int device_start(struct dpv_device *d)
 		__atomic_store_n(&d->offload.policy, (int)dpv__config()->offload_policy,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&d->offload.sw_forced, 0, __ATOMIC_RELAXED);
+		dpv__device_faults_start(d);
 	}
 	if (rc == 0) {
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
 		rc = dpv__device_rx_init(d);
 	}
+	if (rc == 0 && d->open_count == 0)
+		dpv__roce_port_start(d, true);
 	return rc;
 }
 
@@ -253,8 +263,13 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	dpv__context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
-	if (--d->open_count == 0)
+	if (--d->open_count == 0) {
+		dpv__spinlock_lock(&d->rx_lock);
+		dpv__device_faults_stop(d);
+		dpv__spinlock_unlock(&d->rx_lock);
+		dpv__roce_port_start(d, false);
 		d->ops->port_stop(d->port);
+	}
 	if (--nb_open == 0)
 		devices_release();
 	pthread_mutex_unlock(&dev_lock);
@@ -390,14 +405,39 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
+	/* RAW_PACKET QPs pace in software at any rate in this range (pace.c) */
+	ex.packet_pacing_caps.qp_rate_limit_min = DPV_PACE_MIN_KBPS;
+	ex.packet_pacing_caps.qp_rate_limit_max = DPV_PACE_MAX_KBPS;
+	ex.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	/* completion timestamps count the TSC (64 bits), in kHz as verbs reports clocks */
+	ex.completion_timestamp_mask = UINT64_MAX;
+	ex.hca_core_clock = dpv__core_clock_khz();
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
+	return 0;
+}
+
+/* The RoCE MTU of the port, as rxe derives it (dpv__roce_active_mtu); a port too small for
+ * even 256 bytes of RoCE payload still says 256 (enum ibv_mtu has nothing below). */
+/* ibv_query_rt_values_ex(3): the clock completion timestamps count, read now, in
+ * raw_clock.tv_nsec (tv_sec 0), as mlx5 returns its free-running counter; comp_mask says
+ * what was filled. Unknown request bits: EINVAL. */
+int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	if (context == NULL || values == NULL ||
+	    (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)rte_rdtsc();
+	}
 	return 0;
 }
 
 static enum ibv_mtu ib_mtu_of(uint32_t mtu)
 {
-	return mtu >= 4096 ? IBV_MTU_4096 : mtu >= 2048 ? IBV_MTU_2048 :
-	       mtu >= 1024 ? IBV_MTU_1024 : mtu >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+	int ib = dpv__roce_active_mtu(mtu);
+
+	return ib >= IBV_MTU_256 ? (enum ibv_mtu)ib : IBV_MTU_256;
 }
 
 /* IB width and speed that multiply to the Ethernet link speed, as mlx5 reports them. */
@@ -430,7 +470,7 @@ int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_por
 	a.state = link.up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = ib_mtu_of(ctx->dev->caps.mtu);
-	a.gid_tbl_len = 1;
+	a.gid_tbl_len = DPV_ROCE_GID_TBL_LEN;
 	a.max_msg_sz = ctx->dev->caps.max_frame;
 	a.pkey_tbl_len = 1;
 	ib_speed_of(link.speed_mbps, &a.active_width, &a.active_speed);
@@ -449,19 +489,61 @@ DPV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			      offsetof(struct ibv_port_attr, flags));
 }
 
+/* An empty entry reads as zeros, as rdma-core reads it from sysfs; an index outside the
+ * table is EINVAL. */
 DPV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
 			     union ibv_gid *gid)
 {
-	__be64 eui;
+	int rc;
 
-	if (context == NULL || gid == NULL || port_num != 1 || index != 0)
+	if (context == NULL || gid == NULL || port_num != 1)
 		return EINVAL;
-	eui = mac_to_eui64(to_dctx(context)->dev->caps.mac);
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[0] = 0xfe;
-	gid->raw[1] = 0x80;
-	memcpy(&gid->raw[8], &eui, sizeof(eui));
+	rc = dpv__roce_gid_get(to_dctx(context)->dev, index, gid->raw);
+	if (rc == -ENODATA)
+		memset(gid, 0, sizeof(*gid));
+	return rc == -EINVAL ? EINVAL : 0;
+}
+
+/* Every entry is RoCE v2, as rxe's (the port has no netdev: ndev_ifindex 0). ENODATA for an
+ * empty entry inside the table, EINVAL outside it (as the kernel's GID query). */
+DPV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				 uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
+				 size_t entry_size)
+{
+	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
+				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
+	int rc;
+
+	if (context == NULL || entry == NULL || flags != 0 || entry_size < sizeof(e) ||
+	    port_num != 1 || gid_index >= DPV_ROCE_GID_TBL_LEN)
+		return EINVAL;
+	rc = dpv__roce_gid_get(to_dctx(context)->dev, (int)gid_index, e.gid.raw);
+	if (rc != 0)
+		return -rc;
+	memcpy(entry, &e, sizeof(e));
 	return 0;
+}
+
+/* The valid entries of every port (there is one), in index order: how many, -EINVAL when
+ * they do not fit in @max_entries (as the kernel's GID table query). */
+DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+					size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct ibv_gid_entry e[DPV_ROCE_GID_TBL_LEN];
+	size_t n = 0;
+
+	if (context == NULL || entries == NULL || flags != 0 || entry_size < sizeof(*entries) ||
+	    max_entries == 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < DPV_ROCE_GID_TBL_LEN; i++)
+		if (_ibv_query_gid_ex(context, 1, i, &e[n], 0, sizeof(e[n])) == 0)
+			n++;
+	if (n > max_entries)
+		return -EINVAL;
+	/* entry_size may be larger than the struct (a newer caller): its stride */
+	for (size_t i = 0; i < n; i++)
+		memcpy((char *)entries + i * entry_size, &e[i], sizeof(e[i]));
+	return (ssize_t)n;
 }
 
 DPV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,

@@ -12,7 +12,9 @@
 #include "verbs_priv.h"
 
 #define RX_BURST DPV_RX_BURST
-_Static_assert(RX_BURST <= 64, "port_rx's taken mask has 64 bits");
+/* room for a burst and, with fault injection, its duplicates and released frames */
+#define RX_ROOM DPV_RX_MAX
+_Static_assert(RX_ROOM <= 64 && RX_ROOM >= 2 * RX_BURST, "port_rx's taken mask has 64 bits");
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
@@ -74,15 +76,24 @@ void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *un
  * cannot take bursts of several queues at once get them one at a time (rx_lock). */
 void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 {
-	struct rte_mbuf *frames[RX_BURST];
+	struct rte_mbuf *frames[RX_ROOM];
 	uint64_t t;
 	uint16_t n;
 
 	if (!dpv__spinlock_trylock(&q->lock))
 		return;
+	__atomic_store_n(&q->polls, q->polls + 1, __ATOMIC_RELAXED);
 	t = dpv__cyc_start();
 	n = dev->ops->rx_burst(dev->port, q->id, frames, RX_BURST);
 	dpv__cyc_lap(&q->cyc[DPV_RXC_BURST], t);
+	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
+		/* the device's fault state (frames held back to reorder) one queue at a time */
+		dpv__spinlock_lock(&dev->rx_lock);
+		n = dpv__fault_apply(&dev->fault[0], frames, n, RX_ROOM, NULL);
+		if (!dpv__fault_rates_on(&dev->fault[0].r) && dev->fault[0].nb_held == 0)
+			__atomic_store_n(&dev->fault_on[0], false, __ATOMIC_RELAXED);
+		dpv__spinlock_unlock(&dev->rx_lock);
+	}
 	if (n > 0) {
 		uint64_t taken = 0;
 
@@ -116,12 +127,14 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 		dpv__rxq_poll(dev, &dev->rxqs[i]);
 }
 
-/* Polling @cq: the receive queues that fed it lately (its home), and every RX_ROUNDS_ALL-th
- * time all of them (then the home becomes what fed it since). A thread that polls its own CQ
- * thus keeps to its own queues: threads whose QPs' flows land on different queues (RSS, or
- * rules steered to queues of their own) touch each other's queue locks only now and then,
- * yet a frame on any queue is taken by whoever polls any CQ. */
-#define RX_ROUNDS_ALL 64
+/* Polling @cq: the receive queues that fed it lately (its home), and the others that nobody
+ * polled since @cq last looked at them. The home is what the receive path marked in rxq_seen
+ * over the last RX_HOME_ROUNDS rounds. So a thread polling its own CQ keeps to its own queues
+ * while other threads poll theirs (RSS, or rules steered to queues of their own): it reads
+ * their poll counts, but takes no lock of theirs and delivers none of their frames; a queue
+ * nobody else polls (a thread that stopped, a reply on another queue, one thread polling
+ * several CQs) is still polled at every round. */
+#define RX_HOME_ROUNDS 64
 
 static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
 {
@@ -132,18 +145,24 @@ static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0)
 		return;
 	__atomic_store_n(&cq->rx_rounds, round + 1, __ATOMIC_RELAXED);
-	if (home == 0 || round % RX_ROUNDS_ALL == 0 || nb > 64) {
+	if (nb > 64) {
 		dpv__port_rx_poll(dev);
-		__atomic_store_n(&cq->rxq_home, __atomic_exchange_n(&cq->rxq_seen, 0,
-								   __ATOMIC_RELAXED),
-				 __ATOMIC_RELAXED);
 		return;
 	}
-	for (; home != 0; home &= home - 1) {
-		unsigned int i = (unsigned int)__builtin_ctzll(home);
+	if (round % RX_HOME_ROUNDS == 0)
+		__atomic_store_n(&cq->rxq_home, home = __atomic_exchange_n(&cq->rxq_seen, 0,
+									  __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	for (uint16_t i = 0; i < nb; i++) {
+		struct dpv_rxq *q = &dev->rxqs[i];
+		uint32_t polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
+		uint32_t *mine = &cq->rxq_polls[i];
+		uint32_t last = __atomic_load_n(mine, __ATOMIC_RELAXED);
 
-		if (i < nb)
-			dpv__rxq_poll(dev, &dev->rxqs[i]);
+		if ((home >> i & 1) || polls == last)
+			dpv__rxq_poll(dev, q);
+		__atomic_store_n(mine, __atomic_load_n(&q->polls, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 	}
 }
 

@@ -37,9 +37,12 @@ static const struct dpv_transport_ops *const transports[] = {
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
 };
 
-/* The transports a received burst is offered to, in order (RoCE, when it comes, takes its
- * UDP 4791 frames before RAW_PACKET's steering sees the rest). */
-const struct dpv_transport_ops *const dpv_rx_transports[] = { &dpv_raw_transport, NULL };
+/* The transports a received burst is offered to, in order: ARP and IPv6 ND for a port with
+ * addresses (lib/roce/roce_neigh.c; RoCE, when it comes, takes its UDP 4791 frames there
+ * too) before RAW_PACKET's steering sees the rest. */
+const struct dpv_transport_ops *const dpv_rx_transports[] = {
+	&dpv_roce_neigh_transport, &dpv_raw_transport, NULL
+};
 
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
 			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \
@@ -237,15 +240,21 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/* Attributes this QP type keeps; the state machine table has already said they are allowed. */
-static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
+/* Attributes this QP type keeps; the state machine table has already said they are allowed
+ * (IBV_QP_RATE_LIMIT: RAW_PACKET into or in RTS; @burst the pacer's bucket, 0: default). */
+static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask, uint32_t burst)
 {
+	int rc;
+
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
 		return -EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return -EINVAL;
-	if ((mask & IBV_QP_RATE_LIMIT) && a->rate_limit != 0)
-		return -EOPNOTSUPP;
+	if (mask & IBV_QP_RATE_LIMIT) {
+		rc = dpv__pace_set(qp, a->rate_limit, burst);
+		if (rc != 0)
+			return rc;
+	}
 	if (mask & IBV_QP_PORT)
 		qp->port_num = a->port_num;
 	if (mask & IBV_QP_QKEY)
@@ -289,25 +298,46 @@ void dpv__qp_fail(struct dpv_qp *qp)
 	dpv__rq_flush(qp);
 }
 
-DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, uint32_t burst)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
 	enum ibv_qp_state cur, next;
 	int rc;
 
-	if (qp == NULL || attr == NULL)
-		return EINVAL;
 	dpv__qp_lock_ctl(qp);
 	cur = qp->state;
 	next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	rc = (mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur ? -EINVAL :
 	     dpv__qp_check_transition(qp->type, cur, next, mask);
 	if (rc == 0)
-		rc = apply_attrs(qp, attr, mask);
+		rc = apply_attrs(qp, attr, mask, burst);
 	if (rc == 0)
 		rc = enter_state(qp, next);
 	dpv__qp_unlock_ctl(qp);
-	return -rc;
+	return rc;
+}
+
+DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	if (qp == NULL || attr == NULL)
+		return EINVAL;
+	return -modify(qp, attr, mask, 0);
+}
+
+/* ibv_modify_qp_rate_limit(3): IBV_QP_RATE_LIMIT of a QP in RTS (an RTS -> RTS modify, as
+ * mlx5 issues it), with the pacer's bucket size; typical_pkt_sz is a hint dpverbs does not
+ * need. A burst or packet size without a rate, or comp_mask bits: EINVAL, as mlx5. */
+int dpv_modify_qp_rate_limit(struct ibv_qp *ibqp, struct ibv_qp_rate_limit_attr *attr)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+	struct ibv_qp_attr a = { 0 };
+
+	if (qp == NULL || attr == NULL || attr->comp_mask != 0 ||
+	    ((attr->max_burst_sz != 0 || attr->typical_pkt_sz != 0) && attr->rate_limit == 0))
+		return EINVAL;
+	a.rate_limit = attr->rate_limit;
+	return -modify(qp, &a, IBV_QP_RATE_LIMIT, attr->max_burst_sz);
 }
 
 DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
@@ -324,6 +354,7 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	attr->port_num = qp->port_num;
 	attr->qkey = qp->qkey;
 	attr->sq_psn = qp->sq_psn;
+	attr->rate_limit = qp->pace.kbps;
 	attr->cap = qp->cap;
 	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
 	dpv__qp_unlock_ctl(qp);

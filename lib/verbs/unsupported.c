@@ -65,31 +65,6 @@ DPV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
 	return 0;
 }
 
-DPV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
-				 uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
-				 size_t entry_size)
-{
-	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
-				   .gid_type = IBV_GID_TYPE_ROCE_V1 };
-
-	if (flags != 0 || entry_size < sizeof(e))
-		return EINVAL;
-	if (port_num > 255 || ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid))
-		return ENODATA;
-	memcpy(entry, &e, sizeof(e));
-	return 0;
-}
-
-DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
-					size_t max_entries, uint32_t flags, size_t entry_size)
-{
-	if (flags != 0 || entry_size < sizeof(*entries))
-		return -EINVAL;
-	if (max_entries < 1)
-		return -EINVAL;
-	return _ibv_query_gid_ex(context, 1, 0, entries, 0, entry_size) == 0 ? 1 : -ENODATA;
-}
-
 static const struct { enum ibv_rate rate; int mult, mbps; } rates[] = {
 	{ IBV_RATE_2_5_GBPS, 1, 2500 }, { IBV_RATE_5_GBPS, 2, 5000 },
 	{ IBV_RATE_10_GBPS, 4, 10000 }, { IBV_RATE_20_GBPS, 8, 20000 },

@@ -22,6 +22,7 @@
 
 #include "dpv_driver.h"
 #include "dpv_engine.h"
+#include "dpv_fault.h"
 #include "dpv_timer.h"
 #include "dpv_tx.h"
 #include "dpverbs.h"
@@ -54,16 +55,20 @@ struct dpv_cq;
 struct dpv_rxq {
 	dpv_spinlock_t lock;
 	uint16_t id;
+	uint32_t polls;                    /* polls so far (others read it: cq_rx_poll) */
 	uint64_t frames, unsteered, no_wqe;
 	uint64_t cyc[DPV_RXC_STAGES];      /* with cycle_stats: TSC cycles per receive stage */
 } __rte_cache_aligned;
 
 struct dpv_flow;
 struct dpv_steer;
+struct dpv_roce_port;
 
-/* Frames a port's receive side takes in one burst (at most 64: transports mark what they
- * consume in a 64-bit mask). */
+/* Frames a port's receive side takes from a queue in one burst, and the most a transport's
+ * port_rx may be given at once (with fault injection, a burst's duplicates and frames held
+ * back before): at most 64, transports mark what they consume in a 64-bit mask. */
 #define DPV_RX_BURST 32
+#define DPV_RX_MAX 64
 
 struct dpv_device {
 	struct ibv_device ibdev;
@@ -74,6 +79,10 @@ struct dpv_device {
 	int open_count;            /* contexts open on this device */
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
 	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
+	/* fault injection (faults.c): [0] receive, under rx_lock; [1] transmit, its own lock */
+	struct dpv_fault_dir fault[2];
+	uint64_t fault_seed[2];
+	bool fault_on[2];
 	/* the transmitters of its QPs, for the port's counters */
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
@@ -97,6 +106,7 @@ struct dpv_device {
 	unsigned int nb_svc_qp, svc_cap;
 	bool svc_attached;             /* a service lcore runs the port's work */
 	unsigned int svc_lcore;
+	struct dpv_roce_port *roce;    /* addresses, GID table, neighbours (lib/roce) */
 };
 
 /* Objects of a context nothing else lists (context_objects.c), so that ibv_close_device can
@@ -125,6 +135,7 @@ struct dpv_context {
 	STAILQ_HEAD(, dpv_async_event) async_events;
 	struct dpv_mr_table *mrs;
 	struct dpv_objset pds, tds, flows;  /* PDs (parent domains too), TDs, ibv_create_flow's */
+	struct dpv_objset channels;         /* completion channels */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -161,7 +172,10 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		   size_t attr_len);
+int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
+/* A port event (@type: GID_CHANGE ...) on port 1 of every open context of @dev. */
+void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type);
 int dpv__async_init(struct dpv_context *ctx);
 void dpv__async_fini(struct dpv_context *ctx);
 
@@ -266,6 +280,13 @@ struct dpv_cqe {
 	bool solicited;            /* wakes a CQ armed for solicited completions only */
 };
 
+/* When a completion was written (a CQ created with a timestamp wc_flag keeps one per ring
+ * entry, beside the ring: the 64-byte CQE stays one cache line). */
+struct dpv_cqe_ts {
+	uint64_t tsc;              /* the TSC: hca_core_clock counts it (device.c) */
+	uint64_t wall_ns;          /* CLOCK_REALTIME, with _WALLCLOCK only */
+};
+
 struct dpv_channel {
 	struct ibv_comp_channel ibch;
 	pthread_mutex_t lock;
@@ -296,9 +317,11 @@ struct dpv_cq {
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
 	/* the port's receive queues that fed it lately (bit q: queue q; learnt by the receive
-	 * path in rxq_seen, taken over by the poller in rxq_home, which polls them first) */
+	 * path in rxq_seen, taken over by its poller in rxq_home, which polls them at every
+	 * round), and each queue's poll count when its poller last looked (progress.c) */
 	uint64_t rxq_home;
-	unsigned int rx_rounds;        /* progress rounds; every RX_ROUNDS_ALL-th polls every queue */
+	unsigned int rx_rounds;
+	uint32_t rxq_polls[64];
 	uint64_t rxq_seen __rte_cache_aligned;
 	uint64_t completions;          /* CQEs written */
 	uint64_t cyc_poll, polled;     /* with cycle_stats: ibv_poll_cq's cycles, CQEs taken */
@@ -306,7 +329,13 @@ struct dpv_cq {
 	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
 	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
 	struct ibv_wc cur;
+	struct dpv_cqe_ts cur_ts;
 	uint64_t wc_flags;             /* the IBV_WC_EX_WITH_* fields asked for */
+	/* completion timestamps (ibv_create_cq_ex with a timestamp wc_flag): ts[i] is when
+	 * ring[i] was written; NULL without. Never earlier than the one before (last_tsc). */
+	struct dpv_cqe_ts *ts;
+	bool ts_wall;
+	uint64_t last_tsc;
 	bool single_threaded;          /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no session lock */
 	dpv_spinlock_t poll_lock;
 };
@@ -347,8 +376,14 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 /* Before taking completions: progress the context as dpv_poll_cq does (when the CQ is empty,
  * and every 16th poll anyway). */
 void dpv__cq_poll_progress(struct dpv_cq *cq);
-/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq); -ENOENT if none. */
+/* Take the oldest completion into @wc (its SQ slots freed, as dpv_poll_cq), and its
+ * timestamps into cq->cur_ts when the CQ keeps them; -ENOENT if none. */
 int dpv__cq_pop(struct dpv_cq *cq, struct ibv_wc *wc);
+/* Keep completion timestamps (TSC, and CLOCK_REALTIME too if @wall) from now on: a new CQ
+ * only, before any QP uses it; -ENOMEM. */
+int dpv__cq_timestamps(struct dpv_cq *cq, bool wall);
+/* The device's completion clock in kHz (ibv_device_attr_ex.hca_core_clock): the TSC's. */
+uint64_t dpv__core_clock_khz(void);
 /* The context's create_cq_ex op (cq_ex.c). */
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
@@ -453,6 +488,8 @@ struct dpv_transport_ops {
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
+/* ARP and IPv6 ND of a port with addresses (lib/roce/roce_neigh.c): only .port_rx. */
+extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 /* Transports that take received frames, NULL-terminated, in the order they see a burst. */
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
@@ -485,6 +522,21 @@ static inline uint64_t dpv__cyc_lap(uint64_t *acc, uint64_t since)
 }
 
 struct dpv_wr_batch;
+
+/* Packet pacing (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket of bytes the
+ * transport takes a WR's length from before handing its frames to the port, refilled from
+ * the TSC; kbps 0: no pacing. Changed under the QP's control lock; used by whoever kicks
+ * the SQ (the posting thread, a poller, the service lcore), under the QP's (service) lock. */
+struct dpv_pace {
+	uint32_t kbps;
+	uint32_t burst;            /* bytes the bucket holds when full */
+	double per_tsc;            /* bytes one TSC cycle adds */
+	double tokens;             /* below 0 after a WR longer than what was left */
+	uint64_t last;             /* TSC of the last refill */
+};
+/* The rates ibv_query_device_ex reports in packet_pacing_caps (kbps). */
+#define DPV_PACE_MIN_KBPS 1u
+#define DPV_PACE_MAX_KBPS 400000000u     /* 400 Gb/s */
 
 /* struct ibv_qp is the head of struct ibv_qp_ex: a QP created with
  * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS hands out the extended one (qp_ex.c). */
@@ -520,6 +572,7 @@ struct dpv_qp {
 	uint32_t qkey, sq_psn;
 	uint16_t pkey_index;
 	struct dpv_txh *txh;       /* RAW: its transmitter */
+	struct dpv_pace pace;      /* RAW: packet pacing */
 	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
 	/* ... and the frame sizes it takes, INLINE or not: 14 + [0, span) bytes (0: none) */
 	uint64_t fast_span_inline, fast_span_copy;
@@ -711,6 +764,13 @@ void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *un
 			  uint64_t *no_wqe, uint64_t *cyc);
 /* Set up @dev's receive queues once its port started. -ENOMEM. */
 int dpv__device_rx_init(struct dpv_device *dev);
+/* Fault injection (faults.c): the configured faults at port start, the held frames freed at
+ * port stop, and the transmit side for the transports' frames: returns how many of the
+ * (possibly changed) @n frames in @pkts (room for @cap) to hand to the port. */
+void dpv__device_faults_start(struct dpv_device *dev);
+void dpv__device_faults_stop(struct dpv_device *dev);
+uint16_t dpv__device_fault_tx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
+			      uint16_t cap);
 /* A transport gained (+1) or lost (-1) a receiver on @dev. */
 static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
@@ -731,6 +791,12 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv__qp_zombies_free(void);
 int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+/* RoCEv2 port state (lib/roce/roce_addr.c): made with the device (its configured addresses
+ * added), told when the port starts and stops; -ENOMEM. The GID table itself is read through
+ * lib/roce/dpv_roce.h. */
+int dpv__roce_port_init(struct dpv_device *dev);
+void dpv__roce_port_start(struct dpv_device *dev, bool started);
+
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
 void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
 		      uint16_t n, uint64_t *taken);
@@ -749,6 +815,14 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
 int dpv_dealloc_td(struct ibv_td *td);
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+int dpv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr);
+/* Packet pacing (pace.c): set the rate (0: none) and bucket size (0: 1 ms at the rate, at
+ * least one frame of the QP); -EINVAL
+ * outside packet_pacing_caps. How many of the @n WRs @w[] (in SQ order) may go to the port now. */
+int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
+uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
+/* Give back what dpv__pace_take took for @n WRs the port did not take after all. */
+void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
 
 /* The ibv_wr_* API (qp_ex.c): check @send_ops_flags against the QP type's opcodes
  * (-EOPNOTSUPP for an operation the type has not) and set up the QP's ibv_qp_ex; undo it. */

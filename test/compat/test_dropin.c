@@ -1,7 +1,7 @@
 /* The drop-in libibverbs.so.1 as a program linked against rdma-core meets it, symbol by
  * version (dlvsym): the 1.1 functions work; their 1.0 versions find no device and say why;
  * rdma-core's helpers compute what rdma-core's do; the provider interface (IBVERBS_PRIVATE_34)
- * answers EOPNOTSUPP and never touches its arguments; ibv_query_gid_type names GID 0's type.
+ * answers EOPNOTSUPP and never touches its arguments; ibv_query_gid_type names each GID's type.
  * Usage: test_dropin <path of libibverbs.so.1> (DPV_EAL_ARGS names one port). */
 #include <dlfcn.h>
 #include <errno.h>
@@ -61,8 +61,14 @@ static void check_private(struct ibv_context *ctx)
 	struct ibv_send_wr wr = { 0 }, *bad = NULL;
 	int type = -1;
 
-	CHECK(gid_type != NULL && gid_type(ctx, 1, 0, &type) == 0 && type == 0,
-	      "GID 0 is RoCE v1 (sysfs type 0), got %d", type);
+	CHECK(gid_type != NULL && gid_type(ctx, 1, 0, &type) == 0 && type == 1,
+	      "GID 0 is RoCE v2 (sysfs type 1), got %d", type);
+	type = -1;       /* an empty entry: rdma-core's answer, RoCE v1 */
+	CHECK(gid_type != NULL && gid_type(ctx, 1, 1, &type) == 0 && type == 0,
+	      "empty GID 1 is sysfs type 0, got %d", type);
+	errno = 0;
+	CHECK(gid_type != NULL && gid_type(ctx, 1, 16, &type) == -1 && errno == EINVAL,
+	      "GID 16 is outside the table");
 	CHECK(poll != NULL && poll(NULL, 1, NULL) == -1 && errno == EOPNOTSUPP, "ibv_cmd_poll_cq");
 	CHECK(post != NULL && post(NULL, &wr, &bad) == EOPNOTSUPP && bad == &wr,
 	      "ibv_cmd_post_send names the WR");

@@ -23,8 +23,19 @@ check "ibv_devinfo -v: hca_id dpv_net_pcap0" "grep -q 'hca_id:.*dpv_net_pcap0' '
 check "ibv_devinfo -v: firmware names the PMD" "grep -q 'fw_ver:.*net_pcap' '$dir/v'"
 check "ibv_devinfo -v: port 1 PORT_ACTIVE, Ethernet" \
 	"grep -q 'state:.*PORT_ACTIVE' '$dir/v' && grep -q 'link_layer:.*Ethernet' '$dir/v'"
-check "ibv_devinfo -v: GID 0 link-local with its type" \
-	"grep -Eq 'GID\[ *0\]:.*fe80:0000:0000:0000:.*RoCE v[12]' '$dir/v'"
+check "ibv_devinfo -v: GID 0 link-local, RoCE v2" \
+	"grep -Eq 'GID\[ *0\]:[[:space:]]*fe80::.*, RoCE v2' '$dir/v'"
+check "ibv_devinfo -v: 16 GID entries, no address (none configured)" \
+	"grep -q 'gid_tbl_len:.*16' '$dir/v' && ! grep -q 'GID\[ *1\]' '$dir/v'"
+
+# the port's addresses from the configuration, as the GIDs rxe would give them
+printf 'port_addr = net_null0 10.9.8.7 fd00::7\n' > "$dir/addr.conf"
+DPV_CONFIG="$dir/addr.conf" DPV_EAL_ARGS="--vdev=net_null0 $quiet" "$run" ibv_devinfo -v \
+	> "$dir/addr" 2>&1
+check "ibv_devinfo -v: GID 1 ::ffff:10.9.8.7, RoCE v2 (configured IPv4)" \
+	"grep -Eq 'GID\[ *1\]:[[:space:]]*::ffff:10.9.8.7, RoCE v2' '$dir/addr'"
+check "ibv_devinfo -v: GID 2 fd00::7, RoCE v2 (configured IPv6)" \
+	"grep -Eq 'GID\[ *2\]:[[:space:]]*fd00::7, RoCE v2' '$dir/addr'"
 check "ibv_devinfo -v: RAW_PACKET TSO capability" "grep -q 'SUPPORT_RAW_PACKET' '$dir/v'"
 
 env -u DPV_EAL_ARGS "$run" ibv_devinfo > "$dir/default" 2>&1

@@ -41,14 +41,17 @@ static void check_port(struct ibv_context *ctx, enum ibv_port_state want)
 	CHECK_EQ(p.state, want);
 	CHECK_EQ(p.lid, 0);
 	CHECK_EQ(p.active_mtu, IBV_MTU_1024);         /* Ethernet MTU 1500 */
-	CHECK_EQ(p.gid_tbl_len, 1);
+	CHECK_EQ(p.gid_tbl_len, 16);                  /* rxe's table: 0 link-local, then addresses */
 	CHECK_EQ(ibv_query_port(ctx, 2, &p), EINVAL);
 	CHECK_EQ(ibv_query_port(ctx, 0, &p), EINVAL);
 
 	CHECK_EQ(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	CHECK(gid.raw[0] == 0xfe && gid.raw[1] == 0x80, "not link-local");
 	CHECK(memcmp(&gid.raw[8], &guid, 8) == 0, "GID interface id is not the GUID");
-	CHECK_EQ(ibv_query_gid(ctx, 1, 1, &gid), EINVAL);
+	/* no address: index 1 is empty (zeros, as rdma-core reads sysfs), 16 is outside */
+	CHECK_EQ(ibv_query_gid(ctx, 1, 1, &gid), 0);
+	CHECK(gid.global.subnet_prefix == 0 && gid.global.interface_id == 0, "index 1 not empty");
+	CHECK_EQ(ibv_query_gid(ctx, 1, 16, &gid), EINVAL);
 	CHECK_EQ(ibv_query_gid(ctx, 2, 0, &gid), EINVAL);
 
 	/* ibv_get_pkey_index(3): the index, or -1 with errno */

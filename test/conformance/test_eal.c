@@ -5,6 +5,8 @@
  * primary process on the same --file-prefix) each run in a child process: it must return an
  * errno and print a message naming the problem, never abort, exit or hang. */
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -177,7 +179,16 @@ int main(void)
 
 	/* dpv_init may be called again after a failure */
 	CHECK_EQ(dpv_init(2, bad), EINVAL);
-	CHECK_EQ(dpv_init(3, good), 0);
+	{
+		cpu_set_t before, after;
+
+		/* no lcore list: the EAL must not leave the caller pinned to one CPU */
+		CHECK_EQ(pthread_getaffinity_np(pthread_self(), sizeof(before), &before), 0);
+		CHECK_EQ(dpv_init(3, good), 0);
+		CHECK_EQ(pthread_getaffinity_np(pthread_self(), sizeof(after), &after), 0);
+		CHECK(CPU_EQUAL(&before, &after), "the thread's CPUs: %d before dpv_init, %d after",
+		      CPU_COUNT(&before), CPU_COUNT(&after));
+	}
 	CHECK_EQ(dpv_init(3, good), EALREADY);
 	CHECK(strstr(dpv_eal_args(), "--no-pci") != NULL, "args: %s", dpv_eal_args());
 	snprintf(prefix, sizeof(prefix), "--file-prefix=dpv-%d", (int)getpid());

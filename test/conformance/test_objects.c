@@ -175,7 +175,7 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd, struct
 	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP);
 	errno = 0;
 	CHECK(ibv_create_srq(pd, &sa) == NULL && errno == EOPNOTSUPP);
-	cqa.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;   /* no timestamps (test_qp_ex) */
+	cqa.wc_flags = IBV_WC_EX_WITH_CVLAN;       /* no CVLAN (timestamps: test_cq_timestamps) */
 	errno = 0;
 	CHECK(ibv_create_cq_ex(ctx, &cqa) == NULL && errno == EOPNOTSUPP);
 	CHECK_EQ(ibv_attach_mcast(qp, &(union ibv_gid){ 0 }, 0), EINVAL);   /* no group MAC */

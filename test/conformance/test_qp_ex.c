@@ -359,7 +359,7 @@ static void check_cq_ex(void)
 
 static void check_create(struct ibv_cq *cq)
 {
-	struct ibv_cq_init_attr_ex ca = { .cqe = 4, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
+	struct ibv_cq_init_attr_ex ca = { .cqe = 4, .wc_flags = IBV_WC_EX_WITH_FLOW_TAG };
 	struct ibv_qp_init_attr_ex qa = {
 		.qp_type = IBV_QPT_RAW_PACKET, .send_cq = cq, .recv_cq = cq, .pd = pd,
 		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
@@ -369,7 +369,7 @@ static void check_create(struct ibv_cq *cq)
 	struct ibv_cq_ex *c;
 
 	errno = 0;
-	CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP, "timestamp wc_flags");
+	CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP, "flow tag wc_flags");
 	ca.wc_flags = IBV_WC_EX_WITH_CVLAN;
 	errno = 0;
 	CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP, "CVLAN wc_flags");

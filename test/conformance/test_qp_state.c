@@ -108,8 +108,12 @@ static void check_masks(struct ibv_qp *qp)
 	CHECK_EQ(modify(qp, IBV_QPS_RTS, IBV_QP_CUR_STATE), EINVAL);           /* not for RAW */
 	CHECK_EQ(modify(qp, IBV_QPS_RTS, IBV_QP_SQ_PSN), EINVAL);              /* UD/UC/RC only */
 	CHECK_EQ(modify(qp, IBV_QPS_RTS, IBV_QP_RATE_LIMIT), 0);               /* rate 0: none */
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .rate_limit = 1000 };
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT), EOPNOTSUPP);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .rate_limit = 400000001 };
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT), EINVAL); /* above max */
+	a.rate_limit = 1000;                                                    /* paced */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT), 0);
+	a.rate_limit = 0;                                                       /* and not */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_RATE_LIMIT), 0);
 	/* a mask without STATE modifies attributes in place */
 	CHECK_EQ(ibv_modify_qp(qp, &a, 0), 0);
 	CHECK_EQ(state_of(qp), IBV_QPS_RTS);

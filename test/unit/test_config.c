@@ -1,5 +1,6 @@
 /* The shipped config/dpverbs.conf equals the built-in defaults, and a bad file is an error
  * that names the line. */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,5 +42,27 @@ int main(int argc, char **argv)
 	CHECK_EQ(parse_text("tx_desc = 4\n", &c), -EINVAL);         /* below the minimum */
 	CHECK_EQ(parse_text("tx_desc 512\n", &c), -EINVAL);
 	CHECK_EQ(dpv__config_parse("/nonexistent/dpverbs.conf", &c), -ENOENT);
+
+	/* port addresses: a port name, then addresses separated by blanks or commas */
+	dpv__config_defaults(&c);
+	CHECK_EQ(parse_text("port_addr = net_af_packet0 10.0.0.1, fd00::1\n"
+			    "port_addr = 0000:01:00.0\t192.168.1.2\n", &c), 0);
+	CHECK_EQ(c.nb_port_addrs, 3);
+	CHECK(strcmp(c.port_addrs[0].port, "net_af_packet0") == 0 &&
+	      c.port_addrs[0].family == AF_INET && memcmp(c.port_addrs[0].addr, "\x0a\0\0\x01", 4) == 0,
+	      "first address");
+	CHECK(strcmp(c.port_addrs[1].port, "net_af_packet0") == 0 &&
+	      c.port_addrs[1].family == AF_INET6 && c.port_addrs[1].addr[0] == 0xfd &&
+	      c.port_addrs[1].addr[15] == 1, "second address");
+	CHECK(strcmp(c.port_addrs[2].port, "0000:01:00.0") == 0 && c.port_addrs[2].family == AF_INET,
+	      "third address");
+	CHECK_EQ(parse_text("tx_desc = 512\n", &c), 0);      /* a file gives the whole list */
+	CHECK_EQ(c.nb_port_addrs, 0);
+	CHECK_EQ(parse_text("port_addr = net_null0\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("port_addr = net_null0 10.0.0.1/24\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("port_addr = net_null0 224.0.0.1\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("port_addr = net_null0 ::1\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("resolve_timeout_ms = 0\n", &c), -EINVAL);
+	CHECK_EQ(parse_text("resolve_probes = 0\n", &c), -EINVAL);
 	return test_done("config");
 }

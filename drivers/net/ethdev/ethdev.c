@@ -248,6 +248,7 @@ static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info
 
 	p->tx_done_cleanup = rte_eth_tx_done_cleanup(p->port_id, 0, 0) != -ENOTSUP;
 	p->iova_is_va = rte_eal_iova_mode() == RTE_IOVA_VA;
+	p->dma = dma;
 	p->zero_copy = (p->tx_done_cleanup || frees_in_burst(info->driver_name)) &&
 		       (!dma || p->iova_is_va);
 	uint16_t mtu = RTE_ETHER_MTU;
@@ -373,6 +374,25 @@ static void eth_txq_detach(struct dpv_txq *txq)
 	__atomic_fetch_sub(&txq->users, 1, __ATOMIC_RELEASE);
 }
 
+/* The port's multicast filter, or all multicast where the PMD has no filter list (22.11:
+ * af_packet, tap, ring, null have neither; they pass every frame of their link anyway). */
+static int eth_rx_mcast_set(struct dpv_port *p, const uint8_t (*macs)[6], unsigned int n)
+{
+	struct rte_ether_addr list[16];
+	int rc;
+
+	if (n > RTE_DIM(list))
+		return rte_eth_allmulticast_enable(p->port_id);
+	for (unsigned int i = 0; i < n; i++)
+		memcpy(list[i].addr_bytes, macs[i], 6);
+	rc = rte_eth_dev_set_mc_addr_list(p->port_id, n > 0 ? list : NULL, n);
+	if (rc == -ENOTSUP)
+		rc = n > 0 ? rte_eth_allmulticast_enable(p->port_id) : 0;
+	if (rc == -ENOTSUP && !p->dma)
+		rc = 0;          /* a vdev: no MAC filter between it and its link */
+	return rc;
+}
+
 static int eth_dma_map(struct dpv_port *p, void *va, uint64_t iova, uint64_t len)
 {
 	struct rte_eth_dev_info info;
@@ -435,6 +455,7 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.tx_burst = dpv__eth_tx_burst,
 	.tx_prepare = dpv__eth_tx_prepare,
 	.tx_reap = dpv__eth_tx_reap,
+	.rx_mcast_set = eth_rx_mcast_set,
 	.rx_burst = dpv__eth_rx_burst,
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,

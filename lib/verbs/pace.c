@@ -1,0 +1,59 @@
+/* Packet pacing of a QP (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket in
+ * bytes, refilled from the TSC at the QP's rate. A transport asks it how many of the WRs it
+ * is about to hand to the port may go now; the others wait in the SQ for the next kick (a
+ * post, a poll of any CQ of the context, a service round), as a NIC's pacer holds WQEs. A WR
+ * goes whenever the bucket is not empty, and its length is taken even if that leaves the
+ * bucket below zero: a WR longer than the bucket (TSO) still goes, and the rate over time
+ * stays the one asked for. What is counted is the WR's length (byte_len of its completion):
+ * the frame for a SEND, header and payload once for TSO (the headers TSO repeats are not). */
+#include <errno.h>
+
+#include <rte_cycles.h>
+
+#include "verbs_priv.h"
+
+int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst)
+{
+	struct dpv_pace *p = &qp->pace;
+
+	if (kbps != 0 && (kbps < DPV_PACE_MIN_KBPS || kbps > DPV_PACE_MAX_KBPS))
+		return -EINVAL;
+	if (kbps == 0) {
+		*p = (struct dpv_pace){ 0 };
+		return 0;
+	}
+	/* Default bucket: a millisecond at the rate, at least one whole frame. A software
+	 * pacer's thread is sometimes late (descheduled, busy elsewhere); what accrued meanwhile,
+	 * up to the bucket, goes at once, so the rate over time holds. */
+	if (burst == 0)
+		burst = RTE_MAX(qp->lim.max_frame, (uint32_t)RTE_MIN((uint64_t)kbps * 125 / 1000,
+								      (uint64_t)UINT32_MAX));
+	p->per_tsc = (double)kbps * 125.0 / (double)rte_get_tsc_hz();   /* kbit/s -> B/cycle */
+	if (p->kbps == 0 || p->tokens > burst) {
+		p->tokens = burst;              /* a new pacer starts full */
+		p->last = rte_rdtsc();
+	}
+	p->kbps = kbps;
+	p->burst = burst;
+	return 0;
+}
+
+uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n)
+{
+	uint64_t now = rte_rdtsc();
+	uint16_t i;
+
+	p->tokens += (double)(now - p->last) * p->per_tsc;
+	if (p->tokens > p->burst)
+		p->tokens = p->burst;
+	p->last = now;
+	for (i = 0; i < n && p->tokens > 0; i++)
+		p->tokens -= w[i]->byte_len;
+	return i;
+}
+
+void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++)
+		p->tokens += w[i]->byte_len;
+}

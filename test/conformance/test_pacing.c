@@ -1,0 +1,217 @@
+/* Packet pacing of RAW_PACKET QPs on a net_ring port (what the port sends, it receives):
+ * ibv_query_device_ex reports packet_pacing_caps for RAW_PACKET; a QP paced at 8 Mb/s with a
+ * 2000-byte bucket sends a 100 KB list no faster than the rate allows (the completion
+ * timestamps of the first and last WR are at least (100 KB - bucket - one WR) / rate apart;
+ * no upper bound: a loaded machine is only slower), every frame arrives, each WR completes;
+ * in direct mode and in service mode; ibv_query_qp says the rate; rate 0 lifts it;
+ * ibv_modify_qp_rate_limit refuses comp_mask bits, a burst without a rate, a rate outside the
+ * caps and a QP not in RTS (EINVAL, as mlx5). */
+#include "dpv_test.h"
+
+#define N 100
+#define LEN 1000
+#define NRX 128
+#define RX_SLOT 2048
+#define RATE_KBPS 8000u            /* 1,000,000 bytes/s */
+#define BUCKET 2000u
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static uint64_t khz;
+static struct ibv_cq *rcq;
+static struct ibv_qp *rqp;
+
+static void post_recvs(int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + 4096 + (size_t)i * RX_SLOT, RX_SLOT,
+				       mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		CHECK_EQ(ibv_post_recv(rqp, &wr, &bad), 0);
+	}
+}
+
+/* A RAW_PACKET QP sending on @cq (a timestamping cq_ex), in RTS, direct or service mode. */
+static struct ibv_qp *sender(struct ibv_cq_ex *cq, enum dpv_progress mode)
+{
+	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RAW_PACKET,
+					 .send_cq = ibv_cq_ex_to_cq(cq), .recv_cq = rcq,
+					 .cap = { .max_send_wr = 128, .max_send_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (qp == NULL || dpv_qp_set_progress(qp, mode) != 0 || test_qp_to(qp, IBV_QPS_INIT) ||
+	    test_qp_to(qp, IBV_QPS_RTR) || test_qp_to(qp, IBV_QPS_RTS)) {
+		fprintf(stderr, "sender QP: %s\n", strerror(errno));
+		exit(1);
+	}
+	return qp;
+}
+
+/* Post N WRs of LEN bytes as one list; the completions' first and last timestamps. Returns
+ * the successful completions. */
+static int send_list(struct ibv_qp *qp, struct ibv_cq_ex *cq, uint64_t *first, uint64_t *last)
+{
+	struct ibv_sge sge[N];
+	struct ibv_send_wr wr[N], *bad;
+	struct ibv_poll_cq_attr pa = { 0 };
+	double end;
+	int got = 0, ok = 0;
+
+	for (int i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf, LEN, mr->lkey };
+		wr[i] = (struct ibv_send_wr){ .wr_id = (uint64_t)i, .sg_list = &sge[i],
+					      .num_sge = 1, .opcode = IBV_WR_SEND,
+					      .send_flags = IBV_SEND_SIGNALED,
+					      .next = i + 1 < N ? &wr[i + 1] : NULL };
+	}
+	CHECK_EQ(ibv_post_send(qp, wr, &bad), 0);
+	end = test_now() + 20;
+	while (got < N && test_now() < end) {
+		if (ibv_start_poll(cq, &pa) != 0)
+			continue;
+		do {
+			uint64_t ts = ibv_wc_read_completion_ts(cq);
+
+			CHECK(cq->wr_id == (uint64_t)got, "completion %d is WR %lu", got, cq->wr_id);
+			ok += cq->status == IBV_WC_SUCCESS;
+			if (got == 0)
+				*first = ts;
+			*last = ts;
+			got++;
+		} while (got < N && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	return ok;
+}
+
+/* The frames the receiving QP got back: every one, LEN bytes. */
+static void check_received(void)
+{
+	struct ibv_wc wc[N];
+	int n = test_poll(rcq, wc, N), good = 0;
+
+	for (int i = 0; i < n; i++)
+		good += wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len == LEN;
+	CHECK(n == N && good == N, "received %d frames, %d of %d bytes", n, good, LEN);
+}
+
+static void check_paced(enum dpv_progress mode, const char *what)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS |
+					  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *qp;
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = RATE_KBPS, .max_burst_sz = BUCKET };
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	uint64_t first = 0, last = 0;
+	double ns, need;
+
+	if (cq == NULL) {
+		fprintf(stderr, "cq: %s\n", strerror(errno));
+		exit(1);
+	}
+	qp = sender(cq, mode);
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_RATE_LIMIT, &qi), 0);
+	CHECK(qa.rate_limit == RATE_KBPS, "%s: ibv_query_qp rate_limit %u", what, qa.rate_limit);
+	post_recvs(N);
+	CHECK(send_list(qp, cq, &first, &last) == N, "%s: %d WRs complete", what, N);
+	check_received();
+	/* the bucket lets BUCKET bytes (and the WR that empties it) go at once, the rest at
+	 * the rate: 1 % for the TSC rate's calibration */
+	ns = (double)(last - first) * 1e6 / (double)khz;
+	need = (double)(N * LEN - BUCKET - LEN) * 8e6 / RATE_KBPS * 0.99;
+	CHECK(ns >= need, "%s: %d x %d bytes at %u kb/s took %.0f ns, at least %.0f expected",
+	      what, N, LEN, RATE_KBPS, ns, need);
+
+	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 0 };
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_RATE_LIMIT, &qi), 0);
+	CHECK_EQ(qa.rate_limit, 0);
+	post_recvs(N);
+	CHECK(send_list(qp, cq, &first, &last) == N, "%s: unpaced, %d WRs complete", what, N);
+	check_received();
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+}
+
+static void check_refusals(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RAW_PACKET, .send_cq = cq,
+					 .recv_cq = cq, .cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 1000 };
+
+	CHECK(qp != NULL, "%s", strerror(errno));
+	if (qp == NULL)
+		return;
+	CHECK_EQ(test_qp_to(qp, IBV_QPS_INIT), 0);
+	CHECK_EQ(test_qp_to(qp, IBV_QPS_RTR), 0);
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), EINVAL);           /* RTR: not RTS */
+	CHECK_EQ(test_qp_to(qp, IBV_QPS_RTS), 0);
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	rl.comp_mask = 1;
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), EINVAL);
+	rl = (struct ibv_qp_rate_limit_attr){ .max_burst_sz = 4096 };
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), EINVAL);           /* a burst, no rate */
+	rl = (struct ibv_qp_rate_limit_attr){ .typical_pkt_sz = 1000 };
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), EINVAL);
+	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 400000001 };
+	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), EINVAL);           /* above the caps */
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+int main(void)
+{
+	struct ibv_device_attr_ex attr;
+	struct ibv_flow_attr fa = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(fa),
+				    .port = 1 };
+	struct ibv_flow *flow;
+
+	ctx = test_open(NULL);
+	CHECK_EQ(ibv_query_device_ex(ctx, NULL, &attr), 0);
+	khz = attr.hca_core_clock;
+	CHECK(attr.packet_pacing_caps.qp_rate_limit_min == 1 &&
+	      attr.packet_pacing_caps.qp_rate_limit_max == 400000000 &&
+	      attr.packet_pacing_caps.supported_qpts == 1u << IBV_QPT_RAW_PACKET,
+	      "packet_pacing_caps %u..%u kb/s, QP types %#x",
+	      attr.packet_pacing_caps.qp_rate_limit_min, attr.packet_pacing_caps.qp_rate_limit_max,
+	      attr.packet_pacing_caps.supported_qpts);
+	pd = ibv_alloc_pd(ctx);
+	buf = aligned_alloc(4096, 4096 + NRX * RX_SLOT);
+	memset(buf, 0, 4096);
+	memset(buf, 0xff, 6);
+	buf[12] = 0x88;
+	buf[13] = 0xb5;
+	mr = pd ? ibv_reg_mr(pd, buf, 4096 + NRX * RX_SLOT, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	rcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	if (mr == NULL || rcq == NULL) {
+		fprintf(stderr, "set-up: %s\n", strerror(errno));
+		return 1;
+	}
+	rqp = test_raw_qp(pd, rcq, (struct ibv_qp_cap){ .max_send_wr = 1, .max_send_sge = 1,
+							 .max_recv_wr = NRX, .max_recv_sge = 1 });
+	flow = ibv_create_flow(rqp, &fa);
+	CHECK(flow != NULL, "ALL_DEFAULT flow: %s", strerror(errno));
+
+	check_refusals();
+	check_paced(DPV_PROGRESS_DIRECT, "direct");
+	check_paced(DPV_PROGRESS_SERVICE, "service");
+
+	if (flow != NULL)
+		CHECK_EQ(ibv_destroy_flow(flow), 0);
+	CHECK_EQ(ibv_destroy_qp(rqp), 0);
+	CHECK_EQ(ibv_destroy_cq(rcq), 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	free(buf);
+	return test_done("pacing");
+}
