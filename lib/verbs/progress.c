@@ -4,6 +4,7 @@
  * completion therefore never waits for the application to poll some other CQ (a zero-copy
  * frame looped back on net_ring is freed only when the port's receive side takes it). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,8 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 	if (!dpv__spinlock_trylock(&q->lock))
 		return;
 	__atomic_store_n(&q->polls, q->polls + 1, __ATOMIC_RELAXED);
+	if (q->poller != (uintptr_t)pthread_self())    /* written when it changes only */
+		__atomic_store_n(&q->poller, (uintptr_t)pthread_self(), __ATOMIC_RELAXED);
 	t = dpv__cyc_start();
 	n = dev->ops->rx_burst(dev->port, q->id, frames, RX_BURST);
 	dpv__cyc_lap(&q->cyc[DPV_RXC_BURST], t);
@@ -127,13 +130,15 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 		dpv__rxq_poll(dev, &dev->rxqs[i]);
 }
 
-/* Polling @cq: the receive queues that fed it lately (its home), and the others that nobody
- * polled since @cq last looked at them. The home is what the receive path marked in rxq_seen
- * over the last RX_HOME_ROUNDS rounds. So a thread polling its own CQ keeps to its own queues
- * while other threads poll theirs (RSS, or rules steered to queues of their own): it reads
- * their poll counts, but takes no lock of theirs and delivers none of their frames; a queue
- * nobody else polls (a thread that stopped, a reply on another queue, one thread polling
- * several CQs) is still polled at every round. */
+/* Polling @cq: the receive queues that fed it lately (its home) and those this thread polls
+ * anyway or nobody does; a queue another thread polls is left to it while that thread goes on
+ * polling it (its poll count is read, one such queue every round in turn). The home is what
+ * the receive path marked in rxq_seen over the last RX_HOME_ROUNDS rounds. So threads whose
+ * QPs' flows land on different queues (RSS, or rules steered to queues of their own) keep to
+ * their own queues: they read where another thread polls (a line written when that changes)
+ * and one poll count per round, but take no lock of another's queue and deliver none of its
+ * frames; one thread polling several CQs polls every queue at every round, and a queue whose
+ * thread stopped is taken over. */
 #define RX_HOME_ROUNDS 64
 
 static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
@@ -141,6 +146,7 @@ static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
 	unsigned int round = __atomic_load_n(&cq->rx_rounds, __ATOMIC_RELAXED);
 	uint64_t home = __atomic_load_n(&cq->rxq_home, __ATOMIC_RELAXED);
 	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+	uintptr_t me = (uintptr_t)pthread_self();
 
 	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0)
 		return;
@@ -155,13 +161,21 @@ static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
 				 __ATOMIC_RELAXED);
 	for (uint16_t i = 0; i < nb; i++) {
 		struct dpv_rxq *q = &dev->rxqs[i];
-		uint32_t polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
-		uint32_t *mine = &cq->rxq_polls[i];
-		uint32_t last = __atomic_load_n(mine, __ATOMIC_RELAXED);
+		uintptr_t poller = __atomic_load_n(&q->poller, __ATOMIC_RELAXED);
+		uint32_t polls, *last;
 
-		if ((home >> i & 1) || polls == last)
+		if ((home >> i & 1) || poller == me || poller == 0) {
 			dpv__rxq_poll(dev, q);
-		__atomic_store_n(mine, __atomic_load_n(&q->polls, __ATOMIC_RELAXED),
+			continue;
+		}
+		if (i != round % nb)
+			continue;                 /* another thread's: looked at in turn */
+		/* still polled since @cq last looked? Else nobody does: take it over */
+		polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
+		last = &cq->rxq_polls[i];
+		if (polls == __atomic_load_n(last, __ATOMIC_RELAXED))
+			dpv__rxq_poll(dev, q);
+		__atomic_store_n(last, __atomic_load_n(&q->polls, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
 	}
 }

@@ -58,6 +58,9 @@ struct dpv_rxq {
 	uint32_t polls;                    /* polls so far (others read it: cq_rx_poll) */
 	uint64_t frames, unsteered, no_wqe;
 	uint64_t cyc[DPV_RXC_STAGES];      /* with cycle_stats: TSC cycles per receive stage */
+	/* the thread that polled it last (pthread_self): written when it changes, read by every
+	 * poller, so on a line of its own */
+	uintptr_t poller __rte_cache_aligned;
 } __rte_cache_aligned;
 
 struct dpv_flow;
