@@ -13,7 +13,13 @@
  * Each gives what trying the rules in order gives (verbs' meaning, flow.c's header): a frame
  * goes to every SNIFFER QP, to the QP of the first matching NORMAL rule and of the DONT_TRAP
  * ones before it, and, if no rule without DONT_TRAP matched, to the ALL_DEFAULT QPs (and the
- * MC_DEFAULT ones for a multicast destination). */
+ * MC_DEFAULT ones for a multicast destination). In the hash, a frame whose masked fields equal
+ * the previous frame's (a burst of one flow) takes its set without a lookup.
+ * Where the driver steers in hardware (flow_steer), a QP with a rule nothing earlier can take
+ * a frame from gets a receive queue of its own and that rule an rte_flow rule; the table keeps,
+ * per queue, the rules steered there: a frame on that queue that one of them matches goes to
+ * their QP (and the SNIFFERs) at once, any other is classified as above, so what the hardware
+ * does never changes where a frame goes (unit test steer). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
