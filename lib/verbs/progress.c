@@ -2,7 +2,9 @@
  * or waiting in ibv_get_cq_event, progresses every QP of that context (transmit reaping and
  * completions, and later transport timers) and receives what its device's port has. A send
  * completion therefore never waits for the application to poll some other CQ (a zero-copy
- * frame looped back on net_ring is freed only when the port's receive side takes it). */
+ * frame looped back on net_ring is freed only when the port's receive side takes it). The
+ * port's receive queues are polled each by one thread at a time (dpv__rxq_poll); polling a CQ
+ * keeps to the queues that feed it and those no other thread polls (cq_rx_poll). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
