@@ -12,8 +12,10 @@ BUILD=${DPV_BUILD_DIR:-build}
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
           libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox clang
           libclang-rt-14-dev libtsan2 ibverbs-utils perftest"
-# the VM test (test/vm): QEMU, and what builds the guest's initramfs from Debian's kernel
-[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 cpio kmod ethtool"
+# the VM tests (test/vm): QEMU, what builds the guest's initramfs from Debian's kernel, and
+# rxe's user-space provider (librxe) for the soft-RoCE guest
+[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] &&
+	PACKAGES="$PACKAGES qemu-system-x86 cpio kmod ethtool ibverbs-providers"
 
 install_missing() {
 	local missing=()
@@ -84,7 +86,7 @@ sanitized() {
 }
 
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
-TSAN_TESTS="concurrency completions service roce_addr rx_concurrency rx_queues"
+TSAN_TESTS="concurrency completions service roce_addr ud rx_concurrency rx_queues"
 tsan() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
 	[ -f "$BUILD-tsan/build.ninja" ] ||
@@ -96,8 +98,9 @@ tsan() {
 		meson test -C "$BUILD-tsan" --no-rebuild --print-errorlogs $TSAN_TESTS
 }
 
-# The VM test (doc/vfio.md): a guest whose virtio NIC is bound to vfio-pci runs the wire tests;
-# a few minutes, in build/ only. Its log is vm.json beside testlog.json.
+# The VM tests: a guest whose virtio NIC is bound to vfio-pci runs the wire tests (doc/vfio.md),
+# a guest running Linux soft-RoCE talks RoCEv2 with the host (doc/roce.md, "Interop with rxe");
+# a few minutes, in build/ only. Their log is vm.json beside testlog.json.
 vm() {
 	[ "${DPV_VM:-1}" = 1 ] || return 0
 	meson test -C "$BUILD" --print-errorlogs --suite vm --logbase vm

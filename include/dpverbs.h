@@ -101,6 +101,18 @@ struct dpv_port_stats {
 	uint64_t rx_frames;         /* frames received from the port */
 	uint64_t rx_unsteered;      /* ... that no flow took (dropped) */
 	uint64_t rx_no_wqe;         /* deliveries dropped: the QP had no receive WQE posted */
+	/* RoCEv2 (doc/roce.md): frames to the port's GIDs or to a group one of its QPs is in */
+	uint64_t rx_roce;           /* RoCEv2 frames the port's RoCE side took */
+	uint64_t rx_roce_bad_icrc;  /* ... dropped: ICRC wrong */
+	uint64_t rx_roce_malformed; /* ... dropped: headers (lengths, pad, BTH version, unknown
+				     * opcode or not the QP's transport, P_Key) */
+	uint64_t rx_roce_no_qp;     /* ... dropped: no QP of that number (or in that group)
+				     * ready to receive */
+	uint64_t rx_roce_bad_qkey;  /* ... dropped: the DETH's Q_Key is not the QP's */
+	uint64_t tx_roce_loopback;  /* RoCE frames to the port's own GIDs, given to its receive
+				     * side without the wire */
+	uint64_t tx_ud_oversize;    /* UD messages above the path MTU: sent nothing, completed
+				     * successfully (IBA C10-93.1.1) */
 	/* TSC cycles of the port's receive side by stage, counted only when the configuration
 	 * has cycle_stats = 1: rx_burst, classifying frames to QPs (flows), copying them into
 	 * receive WQEs, writing their completions, freeing the mbufs; tsc_hz converts them. */

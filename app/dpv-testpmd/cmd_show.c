@@ -95,6 +95,11 @@ static void port_stats(unsigned int p, struct tp_port *pt)
 	printf("  rx frames:             %llu\n  rx unsteered:          %llu\n", D(rx_frames),
 	       D(rx_unsteered));
 	printf("  rx no WQE:             %llu\n", D(rx_no_wqe));
+	printf("  rx RoCE:               %llu (dropped: bad ICRC %llu, malformed %llu, no QP "
+	       "%llu, bad Q_Key %llu)\n", D(rx_roce), D(rx_roce_bad_icrc), D(rx_roce_malformed),
+	       D(rx_roce_no_qp), D(rx_roce_bad_qkey));
+	printf("  tx RoCE loopback:      %llu\n  tx UD above the MTU:   %llu\n",
+	       D(tx_roce_loopback), D(tx_ud_oversize));
 	printf("  forwarding: rx %llu, tx WRs %llu, completions %llu, errors %llu, SQ full %llu\n",
 	       (unsigned long long)c->rx, (unsigned long long)c->tx_wrs,
 	       (unsigned long long)c->completions, (unsigned long long)c->errors,

@@ -216,13 +216,15 @@ int dpv__destroy_flow(struct ibv_flow *ibflow)
 /* ibv_attach_mcast on a RAW_PACKET QP, as mlx4/mlx5 read it: the group's MAC address is
  * gid.raw[10..15] (33:33:... for IPv6 groups, 01:00:5e:... for IPv4 ones); frames to it reach
  * every QP attached (a DONT_TRAP rule each, so that one group feeds several QPs). */
-static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
+int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 {
 	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_flow *f, *found = NULL;
 
-	if (qp->type != IBV_QPT_RAW_PACKET)
-		return -EOPNOTSUPP;
+	if (gid == NULL) {
+		dpv__qp_mcast_detach_all(qp);
+		return 0;
+	}
 	if (!(gid->raw[10] & 1))
 		return -EINVAL;                   /* not a multicast MAC */
 	pthread_mutex_lock(&dev->flows_mutex);
@@ -261,16 +263,6 @@ static int mcast_flow(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	}
 	pthread_mutex_unlock(&dev->flows_mutex);
 	return !attach && found == NULL ? -EINVAL : 0;
-}
-
-DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	return qp == NULL || gid == NULL ? EINVAL : -mcast_flow(to_dqp(qp), gid, true);
-}
-
-DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	return qp == NULL || gid == NULL ? EINVAL : -mcast_flow(to_dqp(qp), gid, false);
 }
 
 /* At QP destruction: its group attachments go with it (as the kernel detaches them). */

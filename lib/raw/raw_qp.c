@@ -108,5 +108,6 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.flush = dpv__raw_flush,
 	.reset = dpv__raw_reset,
 	.port_rx_queue = dpv__raw_port_rx,
+	.mcast = dpv__raw_mcast,
 	.service = true,
 };

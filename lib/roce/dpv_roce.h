@@ -49,4 +49,10 @@ int dpv__roce_resolve(struct dpv_device *dev, int sgid_index, const uint8_t dgid
 void dpv__roce_neigh_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			uint64_t *taken);
 
+/* --- the keeper (roce_keeper.c) --- */
+
+/* Stop the thread that polls ports with addresses nobody polls (at exit, before the ports
+ * close; it starts again with the next port that starts). */
+void dpv__roce_keeper_stop(void);
+
 #endif

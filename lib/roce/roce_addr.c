@@ -208,6 +208,8 @@ void dpv__roce_port_start(struct dpv_device *dev, bool started)
 	struct dpv_roce_port *rp = dev->roce;
 	uint8_t gid[16], cur[16];
 
+	if (!started)
+		dpv__roce_keeper_del(rp);        /* before the port stops under its poll */
 	pthread_mutex_lock(&rp->lock);
 	__atomic_store_n(&rp->started, started, __ATOMIC_RELAXED);
 	dpv__roce_gid_from_mac(gid, dev->caps.mac);     /* known for sure once started */
@@ -215,6 +217,8 @@ void dpv__roce_port_start(struct dpv_device *dev, bool started)
 		gid_write(rp, 0, gid);
 	dpv__roce_port_update(rp);
 	pthread_mutex_unlock(&rp->lock);
+	if (started)
+		dpv__roce_keeper_add(rp);
 }
 
 /* "a.b.c.d" or IPv6 text of a port address; the family, or -EINVAL. */
@@ -281,7 +285,7 @@ static unsigned int solicited_macs(struct dpv_roce_port *rp, uint8_t macs[][6])
 void dpv__roce_port_update(struct dpv_roce_port *rp)
 {
 	struct dpv_device *dev = rp->dev;
-	uint8_t macs[DPV_ROCE_GID_TBL_LEN][6];
+	uint8_t macs[DPV_ROCE_GID_TBL_LEN + DPV_MAX_MCAST_GRP][6];
 	unsigned int n;
 	int rc;
 
@@ -295,9 +299,21 @@ void dpv__roce_port_update(struct dpv_roce_port *rp)
 	}
 	/* ND is answered once the port has an address: then its GIDs' solicitations must come */
 	n = __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) > 0 ? solicited_macs(rp, macs) : 0;
+	/* and the groups its UD QPs are attached to (ud_qp.c) */
+	n += dpv__ud_mcast_macs(dev, macs + n, RTE_DIM(macs) - n);
 	rc = dev->ops->rx_mcast_set == NULL ? 0 : dev->ops->rx_mcast_set(dev->port, macs, n);
 	if (rc != 0)
-		VERBS_LOG(WARNING, "port %s: cannot receive IPv6 solicited-node multicast (%s): "
-			  "peers may not resolve its IPv6 addresses; enable promiscuous mode",
-			  dev->caps.name, strerror(-rc));
+		VERBS_LOG(WARNING, "port %s: cannot receive IPv6 solicited-node or UD group "
+			  "multicast (%s): peers may not resolve its IPv6 addresses, groups may "
+			  "not reach its QPs; enable promiscuous mode", dev->caps.name,
+			  strerror(-rc));
+}
+
+void dpv__roce_port_refresh(struct dpv_device *dev)
+{
+	struct dpv_roce_port *rp = dev->roce;
+
+	pthread_mutex_lock(&rp->lock);
+	dpv__roce_port_update(rp);
+	pthread_mutex_unlock(&rp->lock);
 }

@@ -121,31 +121,53 @@ static uint32_t get_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-int dpv__roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
-			 const struct dpv_roce_hdrs *h, const void *payload, uint32_t len)
+int dpv__roce_frame_hdrs(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *h, uint32_t len)
 {
 	int hl = dpv__roce_frame_hdr_len(path, h->bth.opcode), rc;
 	bool v4 = gid_is_v4(path->sgid);
-	size_t l3 = l2_len(path), bth = l3 + (v4 ? IPV4_LEN : IPV6_LEN) + UDP_LEN;
-	size_t end, total;
+	size_t l3 = l2_len(path), bth = l3 + (v4 ? IPV4_LEN : IPV6_LEN) + UDP_LEN, total;
 
 	if (hl < 0)
 		return hl;
-	end = (size_t)hl + len + (-len & 3);	/* where the ICRC goes */
-	total = end + DPV_ROCE_ICRC_LEN;
+	total = (size_t)hl + len + (-len & 3) + DPV_ROCE_ICRC_LEN;
 	if (total - l3 - (v4 ? 0 : IPV6_LEN) > IP_MAX)
 		return -EMSGSIZE;
-	if (cap < total)
+	if (cap < (size_t)hl)
 		return -ENOSPC;
 	rc = dpv__roce_hdrs_encode(buf + bth, (size_t)hl - bth, h, len);
 	if (rc < 0)
 		return rc;
 	net_write(buf, path, v4, total - bth);
+	return hl;
+}
+
+void dpv__roce_icrc_store(uint8_t *p, uint32_t crc)
+{
+	put_le32(p, ~crc);
+}
+
+int dpv__roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *h, const void *payload, uint32_t len)
+{
+	int hl = dpv__roce_frame_hdr_len(path, h->bth.opcode);
+	size_t l3 = l2_len(path), end;
+
+	if (hl < 0)
+		return hl;
+	end = (size_t)hl + len + (-len & 3);	/* where the ICRC goes */
+	if (cap < end + DPV_ROCE_ICRC_LEN) {
+		hl = dpv__roce_frame_hdrs(buf, 0, path, h, len);   /* -EMSGSIZE before -ENOSPC */
+		return hl == -EMSGSIZE ? hl : -ENOSPC;
+	}
+	hl = dpv__roce_frame_hdrs(buf, cap, path, h, len);
+	if (hl < 0)
+		return hl;
 	if (len != 0)
 		memcpy(buf + hl, payload, len);
 	memset(buf + hl + len, 0, end - hl - len);
-	put_le32(buf + end, dpv__roce_icrc(buf + l3, !v4, end - l3));
-	return (int)total;
+	put_le32(buf + end, dpv__roce_icrc(buf + l3, !gid_is_v4(path->sgid), end - l3));
+	return (int)(end + DPV_ROCE_ICRC_LEN);
 }
 
 /* Ethernet and up to two VLAN tags (802.1Q, 802.1ad); 0 when too short. */

@@ -167,6 +167,18 @@ int dpv__roce_frame_hdr_len(const struct dpv_roce_path *path, uint8_t opcode);
 int dpv__roce_frame_build(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
 			 const struct dpv_roce_hdrs *h, const void *payload, uint32_t len);
 
+/* The headers of a frame on @path carrying @len bytes of payload: Ethernet through the last
+ * extension header into @buf, with the IP and UDP lengths of the whole frame. The payload,
+ * its pad (-len & 3 zero bytes) and the ICRC follow, written by the caller from pieces:
+ * crc = dpv__roce_icrc_hdrs(buf + l2, ipv6, hdr_len - l2), dpv__crc32_update over payload
+ * and pad, then dpv__roce_icrc_store. Returns the header length, or the errors of
+ * dpv__roce_frame_build. */
+int dpv__roce_frame_hdrs(uint8_t *buf, size_t cap, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *h, uint32_t len);
+
+/* Write the ICRC of CRC state @crc (after the pad) at @p, as the wire carries it. */
+void dpv__roce_icrc_store(uint8_t *p, uint32_t crc);
+
 /* A received frame taken apart: offsets from the frame start, the network fields in host
  * order, GIDs as on the wire (IPv4 addresses mapped). */
 struct dpv_roce_frame {

@@ -1,7 +1,7 @@
 /* What a context holds, and freeing what the application left at ibv_close_device, as
- * rdma-core does (the kernel destroys a closing context's objects): flows, QPs, MRs, CQs and
- * their channels, parent domains, PDs, TDs — each before what it depends on. QPs and CQs come
- * from the telemetry registry, MRs from the MR table, the rest (completion channels too,
+ * rdma-core does (the kernel destroys a closing context's objects): flows, QPs, AHs, MRs, CQs
+ * and their channels, parent domains, PDs, TDs — each before what it depends on. QPs and CQs
+ * come from the telemetry registry, MRs from the MR table, the rest (completion channels too,
  * whether a CQ uses them or not) from the context's object sets kept here. */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,6 +101,17 @@ static unsigned int release_qps(struct dpv_context *ctx)
 	return done;
 }
 
+static unsigned int release_ahs(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	void **v = objset_take(ctx, &ctx->ahs, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		done += ibv_destroy_ah(v[i]) == 0;
+	free(v);
+	return done;
+}
+
 static unsigned int release_mrs(struct dpv_context *ctx)
 {
 	struct dpv_mr_table *t = ctx->mrs;
@@ -175,19 +186,21 @@ static unsigned int release_tds(struct dpv_context *ctx)
 
 void dpv__context_release(struct dpv_context *ctx)
 {
-	unsigned int flows, qps, mrs, cqs, chans, pds, tds;
+	unsigned int flows, qps, ahs, mrs, cqs, chans, pds, tds;
 
 	flows = release_flows(ctx);
 	qps = release_qps(ctx);
+	ahs = release_ahs(ctx);
 	mrs = release_mrs(ctx);
 	cqs = release_cqs(ctx);
 	chans = release_channels(ctx);
 	pds = release_pds(ctx);
 	tds = release_tds(ctx);
-	if (flows + qps + mrs + cqs + chans + pds + tds != 0)
+	if (flows + qps + ahs + mrs + cqs + chans + pds + tds != 0)
 		VERBS_LOG(DEBUG, "ibv_close_device(%s): the application left %u flows, %u QPs, "
-			  "%u MRs, %u CQs, %u completion channels, %u PDs and %u TDs: destroyed",
-			  ctx->dev->ibdev.name, flows, qps, mrs, cqs, chans, pds, tds);
+			  "%u AHs, %u MRs, %u CQs, %u completion channels, %u PDs and %u TDs: "
+			  "destroyed", ctx->dev->ibdev.name, flows, qps, ahs, mrs, cqs, chans, pds,
+			  tds);
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->nb_pd || ctx->nb_cq || ctx->nb_qp || ctx->nb_channel || ctx->nb_td)
 		VERBS_LOG(DEBUG, "ibv_close_device(%s): %d PDs, %d CQs, %d QPs, %d completion "
@@ -199,4 +212,5 @@ void dpv__context_release(struct dpv_context *ctx)
 	free(ctx->tds.obj);
 	free(ctx->flows.obj);
 	free(ctx->channels.obj);
+	free(ctx->ahs.obj);
 }

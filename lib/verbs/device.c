@@ -55,6 +55,8 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	dpv__device_service_init(d);
 	dpv__spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
+	dpv__spinlock_init(&d->qpns.lock);
+	TAILQ_INIT(&d->mcasts);
 	dpv__timer_list_init(&d->timers);
 	d->caps = *caps;
 	if (dpv__roce_port_init(d) != 0) {
@@ -63,9 +65,13 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 		return NULL;
 	}
 found:
-	d->index = index;
-	d->port = port;
-	d->caps = *caps;
+	/* an open device's port runs and does not change: receive progress (another thread,
+	 * the keeper) reads port and caps while a scan goes on */
+	if (d->open_count == 0) {
+		d->index = index;
+		d->port = port;
+		d->caps = *caps;
+	}
 	return d;
 }
 
@@ -95,7 +101,8 @@ int dpv__devices_scan(struct dpv_device ***list, int *n)
 	if (out == NULL)
 		rc = -ENOMEM;
 	for (int i = 0; rc == 0 && i < nb_devices; i++)
-		if (devices[i]->ops->port_get(devices[i]->index, &devices[i]->caps) != NULL)
+		if (devices[i]->open_count > 0 ||
+		    devices[i]->ops->port_get(devices[i]->index, &devices[i]->caps) != NULL)
 			out[count++] = devices[i];
 	pthread_mutex_unlock(&dev_lock);
 	if (rc != 0) {
@@ -176,13 +183,22 @@ static int device_start(struct dpv_device *d)
 	struct dpv_port_caps caps;
 	int rc = 0;
 
+	if (d->open_count > 0) {
+		/* the port runs, other threads may be receiving from it: only its MTU is read
+		 * again (a program may have changed it with rte_eth_dev_set_mtu) */
+		if (d->ops->port_get(d->index, &caps) != NULL) {
+			__atomic_store_n(&d->caps.mtu, caps.mtu, __ATOMIC_RELAXED);
+			__atomic_store_n(&d->caps.max_frame, caps.max_frame, __ATOMIC_RELAXED);
+		}
+		return 0;
+	}
 	d->ops->port_count();
 	d->port = d->ops->port_get(d->index, &caps);
 	if (d->port == NULL || strcmp(caps.name, d->caps.name) != 0) {
 		VERBS_LOG(ERR, "device %s: its DPDK port %s is gone", d->ibdev.name, d->caps.name);
 		return -ENODEV;
 	}
-	if (d->open_count == 0) {
+	{
 		rc = d->ops->port_start(d->port);
 		/* every start begins with the configured policy and nothing forced */
 		__atomic_store_n(&d->offload.policy, (int)dpv__config()->offload_policy,
@@ -192,9 +208,9 @@ static int device_start(struct dpv_device *d)
 	}
 	if (rc == 0) {
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
-		rc = dpv__device_rx_init(d);
+		rc = dpv__device_rx_init(d);          /* its receive queues */
 	}
-	if (rc == 0 && d->open_count == 0)
+	if (rc == 0)
 		dpv__roce_port_start(d, true);
 	return rc;
 }
@@ -246,6 +262,8 @@ static void devices_release(void)
 {
 	const struct dpv_driver *drv;
 
+	for (int i = 0; i < nb_devices; i++)
+		dpv__device_loop_fini(devices[i]);   /* its mbufs, before their pools go */
 	TAILQ_FOREACH(drv, dpv__drivers(), next)
 		drv->ops->ports_close();
 	dpv__ranges_release_all();
@@ -282,6 +300,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 static void verbs_stop(void)
 {
+	dpv__roce_keeper_stop();          /* nothing polls the ports while they close */
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);
@@ -368,7 +387,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = ~0xfffULL;
 	a->vendor_part_id = caps->port_id;
-	a->max_qp = 65536;
+	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
 	a->max_sge = 30;
@@ -378,6 +397,10 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_pd = 65536;
 	a->atomic_cap = IBV_ATOMIC_NONE;
 	a->max_pkeys = 1;
+	a->max_ah = DPV_MAX_AH;
+	a->max_mcast_grp = DPV_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = DPV_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = DPV_MAX_MCAST_GRP * DPV_MAX_MCAST_QP_ATTACH;
 	a->phys_port_cnt = 1;
 }
 
@@ -402,7 +425,9 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 	fill_device_attr(to_dctx(context), &ex.orig_attr);
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
 	ex.tso_caps.max_tso = dpv__device_max_tso(to_dctx(context)->dev);
-	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ? 1u << IBV_QPT_RAW_PACKET : 0;
+	/* UD TSO: each segment one message (lib/roce/ud_send.c) */
+	ex.tso_caps.supported_qpts = ex.tso_caps.max_tso ?
+				     1u << IBV_QPT_RAW_PACKET | 1u << IBV_QPT_UD : 0;
 	ex.raw_packet_caps = IBV_RAW_PACKET_CAP_IP_CSUM;
 	ex.phys_port_cnt_ex = 1;
 	/* RAW_PACKET QPs pace in software at any rate in this range (pace.c) */
@@ -633,6 +658,14 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	stats->rx_cycles_cqe = cyc[DPV_RXC_CQE];
 	stats->rx_cycles_free = cyc[DPV_RXC_FREE];
 	stats->tsc_hz = rte_get_tsc_hz();
+	stats->rx_roce = __atomic_load_n(&ctx->dev->roce_cnt.rx, __ATOMIC_RELAXED);
+	stats->rx_roce_bad_icrc = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_icrc, __ATOMIC_RELAXED);
+	stats->rx_roce_malformed = __atomic_load_n(&ctx->dev->roce_cnt.rx_malformed,
+						   __ATOMIC_RELAXED);
+	stats->rx_roce_no_qp = __atomic_load_n(&ctx->dev->roce_cnt.rx_no_qp, __ATOMIC_RELAXED);
+	stats->rx_roce_bad_qkey = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_qkey, __ATOMIC_RELAXED);
+	stats->tx_roce_loopback = __atomic_load_n(&ctx->dev->roce_cnt.tx_loopback, __ATOMIC_RELAXED);
+	stats->tx_ud_oversize = __atomic_load_n(&ctx->dev->roce_cnt.tx_oversize, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "verbs_priv.h"
 
@@ -18,6 +21,8 @@
 /* room for a burst and, with fault injection, its duplicates and released frames */
 #define RX_ROOM DPV_RX_MAX
 _Static_assert(RX_ROOM <= 64 && RX_ROOM >= 2 * RX_BURST, "port_rx's taken mask has 64 bits");
+#define LOOP_RING 1024
+#define LOOP_BURST (RX_BURST / 2)   /* the port's own frames get the rest of a burst */
 
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp)
 {
@@ -31,6 +36,50 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_REMOVE(&ctx->qps, qp, ctx_next);
 	dpv__spinlock_unlock(&ctx->qps_lock);
+}
+
+int dpv__device_loop_init(struct dpv_device *dev)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+	int rc = 0;
+
+	pthread_mutex_lock(&lock);
+	if (__atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE) == NULL) {
+		snprintf(name, sizeof(name), "dpv_loop_%p", (void *)dev);
+		/* HTS sync (C11 atomics in the inline ring code): senders of any thread, receivers
+		 * of any thread in turn; ThreadSanitizer sees its ordering, which the default mode's
+		 * inline assembly hides */
+		r = rte_ring_create(name, LOOP_RING, dev->caps.socket_id,
+				    RING_F_MP_HTS_ENQ | RING_F_MC_HTS_DEQ);
+		if (r != NULL)
+			__atomic_store_n(&dev->loop, r, __ATOMIC_RELEASE);
+		else
+			rc = -ENOMEM;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n)
+{
+	struct rte_ring *r = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+
+	return r == NULL ? 0 : rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+}
+
+void dpv__device_loop_fini(struct dpv_device *dev)
+{
+	struct rte_ring *r = dev->loop;
+	void *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_dequeue(r, &m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(r);
+	dev->loop = NULL;
 }
 
 int dpv__device_rx_init(struct dpv_device *dev)
@@ -60,7 +109,9 @@ int dpv__device_rx_init(struct dpv_device *dev)
 void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
 			  uint64_t *no_wqe, uint64_t *cyc)
 {
-	*frames = *unsteered = *no_wqe = 0;
+	*frames = 0;
+	*unsteered = __atomic_load_n(&dev->rx_unsteered, __ATOMIC_RELAXED);
+	*no_wqe = __atomic_load_n(&dev->rx_no_wqe, __ATOMIC_RELAXED);
 	for (int s = 0; s < DPV_RXC_STAGES; s++)
 		cyc[s] = 0;
 	for (uint16_t i = 0; i < __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE); i++) {
@@ -74,14 +125,27 @@ void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *un
 	}
 }
 
+uint32_t dpv__device_rx_polls(struct dpv_device *dev)
+{
+	uint32_t sum = 0;
+
+	for (uint16_t i = 0; i < __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE); i++)
+		sum += __atomic_load_n(&dev->rxqs[i].polls, __ATOMIC_RELAXED);
+	return sum;
+}
+
 /* A burst of receive queue @q to each transport (dpv_rx_transports, in order), then freed in
- * bulk. One poller per queue: a thread that finds it busy does not wait. Transports that
- * cannot take bursts of several queues at once get them one at a time (rx_lock). */
+ * bulk: first, on queue 0, what the port looped back to itself (at most half a burst: taken
+ * with one queue's frames, one poller at a time, they are given in the order they were
+ * sent), then the queue's frames; receive faults act on them all. One poller per queue: a
+ * thread that finds it busy does not wait. Transports that cannot take bursts of several
+ * queues at once get them one at a time (rx_lock). */
 void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 {
 	struct rte_mbuf *frames[RX_ROOM];
+	struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+	uint16_t n = 0, nl;
 	uint64_t t;
-	uint16_t n;
 
 	if (!dpv__spinlock_trylock(&q->lock))
 		return;
@@ -89,8 +153,12 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 	if (q->poller != (uintptr_t)pthread_self())    /* written when it changes only */
 		__atomic_store_n(&q->poller, (uintptr_t)pthread_self(), __ATOMIC_RELAXED);
 	t = dpv__cyc_start();
-	n = dev->ops->rx_burst(dev->port, q->id, frames, RX_BURST);
+	if (unlikely(loop != NULL) && q->id == 0)
+		n = (uint16_t)rte_ring_dequeue_burst(loop, (void **)frames, LOOP_BURST, NULL);
+	nl = n;
+	n += dev->ops->rx_burst(dev->port, q->id, frames + n, RX_BURST - n);
 	dpv__cyc_lap(&q->cyc[DPV_RXC_BURST], t);
+	dpv__count(&q->frames, n - nl);
 	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
 		/* the device's fault state (frames held back to reorder) one queue at a time */
 		dpv__spinlock_lock(&dev->rx_lock);
@@ -113,7 +181,6 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 				dpv__spinlock_unlock(&dev->rx_lock);
 			}
 		}
-		dpv__count(&q->frames, n);
 		t = dpv__cyc_start();
 		rte_pktmbuf_free_bulk(frames, n);
 		dpv__cyc_lap(&q->cyc[DPV_RXC_FREE], t);

@@ -11,7 +11,6 @@
 #define MAX_SGE 30
 #define MAX_TSO_HEADER_LIMIT 512
 
-static uint32_t next_qpn = 0x100;
 bool dpv_cycles_on;
 
 /* Destroyed QPs whose port still held sent buffers: their SQ stays (the buffers' callbacks
@@ -34,14 +33,15 @@ void dpv__qp_zombies_free(void)
 
 /* The transport of each QP type. */
 static const struct dpv_transport_ops *const transports[] = {
+	[IBV_QPT_UD] = &dpv_ud_transport,
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
 };
 
 /* The transports a received burst is offered to, in order: ARP and IPv6 ND for a port with
- * addresses (lib/roce/roce_neigh.c; RoCE, when it comes, takes its UDP 4791 frames there
- * too) before RAW_PACKET's steering sees the rest. */
+ * addresses (lib/roce/roce_neigh.c), then RoCE's UDP 4791 frames to the port's GIDs
+ * (lib/roce/roce_rx.c), before RAW_PACKET's steering sees the rest. */
 const struct dpv_transport_ops *const dpv_rx_transports[] = {
-	&dpv_roce_neigh_transport, &dpv_raw_transport, NULL
+	&dpv_roce_neigh_transport, &dpv_ud_transport, &dpv_raw_transport, NULL
 };
 
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
@@ -61,7 +61,7 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return -EOPNOTSUPP;
 	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
-		return -EOPNOTSUPP;          /* UD, UC, RC, XRC: not yet (see doc/semantics.md) */
+		return -EOPNOTSUPP;          /* UC, RC, XRC: not yet (see doc/semantics.md) */
 	if (a->send_cq == NULL || a->recv_cq == NULL ||
 	    a->send_cq->context != &ctx->vctx.context || a->recv_cq->context != &ctx->vctx.context)
 		return -EINVAL;
@@ -93,7 +93,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_pd *pd;
 	struct dpv_qp *qp;
-	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a);
+	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a), qpn = -1;
 
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
@@ -108,7 +108,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->lockless = pd->td != NULL;
 	dpv__spinlock_init(&qp->lock);
 	dpv__spinlock_init(&qp->svc_lock);
-	qp->service = dpv__config()->progress == DPV_PROGRESS_SERVICE;
+	qp->service = dpv__config()->progress == DPV_PROGRESS_SERVICE &&
+		      transports[a->qp_type]->service;
 	__atomic_store_n(&dpv_cycles_on, dpv__config()->cycle_stats != 0, __ATOMIC_RELAXED);
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
@@ -133,9 +134,17 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->ops = transports[a->qp_type];
 	qp->post_send = qp->ops->post_send;
 	rc = qp->ops->create(qp, a);
-	if (rc == 0 && (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (rc = dpv__qp_ex_init(qp, a->send_ops_flags)) != 0)
-		qp->ops->destroy(qp);
+	if (rc == 0) {
+		if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+			rc = dpv__qp_ex_init(qp, a->send_ops_flags);
+		/* the last step: from here on the receive side may find it (in RESET) */
+		if (rc == 0 && (qpn = dpv__qpn_alloc(ctx->dev, qp)) < 0) {
+			rc = qpn;
+			dpv__qp_ex_fini(qp);
+		}
+		if (rc != 0)
+			qp->ops->destroy(qp);
+	}
 	if (rc != 0) {
 		dpv__rq_fini(&qp->rq);
 		dpv__sq_fini(qp);
@@ -145,7 +154,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->ibqp = (struct ibv_qp){
 		.context = context, .qp_context = a->qp_context, .pd = a->pd,
 		.send_cq = a->send_cq, .recv_cq = a->recv_cq,
-		.qp_num = __atomic_fetch_add(&next_qpn, 1, __ATOMIC_RELAXED) & 0xffffff,
+		.qp_num = (uint32_t)qpn,
 		.state = IBV_QPS_RESET, .qp_type = a->qp_type,
 	};
 	qp->ibqp.handle = qp->ibqp.qp_num;
@@ -209,9 +218,10 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		return EBUSY;                /* flows steer to it: destroy them first */
 	ctx = qp->ctx;
 	dpv__telemetry_qp(qp, false);
-	dpv__qp_mcast_detach_all(qp);
+	qp->ops->mcast(qp, NULL, false);     /* its multicast groups */
 	dpv__service_qp_del(qp);             /* the service lcore lets go of it */
 	dpv__context_qp_del(ctx, qp);        /* and progress */
+	dpv__qpn_free(ctx->dev, qp, ibqp->qp_num);   /* and the receive side */
 	dpv__qp_lock_ctl(qp);
 	drained = qp->ops->reset(qp);
 	dpv__qp_unlock_ctl(qp);
@@ -257,6 +267,8 @@ static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask,
 	}
 	if (mask & IBV_QP_PORT)
 		qp->port_num = a->port_num;
+	if (mask & IBV_QP_PKEY_INDEX)
+		qp->pkey_index = a->pkey_index;
 	if (mask & IBV_QP_QKEY)
 		qp->qkey = a->qkey;
 	if (mask & IBV_QP_SQ_PSN)
@@ -355,6 +367,7 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	attr->qkey = qp->qkey;
 	attr->sq_psn = qp->sq_psn;
 	attr->rate_limit = qp->pace.kbps;
+	attr->pkey_index = qp->pkey_index;
 	attr->cap = qp->cap;
 	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
 	dpv__qp_unlock_ctl(qp);
@@ -366,4 +379,19 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	init_attr->qp_type = qp->type;
 	init_attr->sq_sig_all = qp->sq_sig_all;
 	return 0;
+}
+
+/* Multicast groups are the transport's (RAW: a flow per group MAC; UD: RoCE groups). */
+DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	return qp == NULL || gid == NULL ? EINVAL : -qp->ops->mcast(qp, gid, true);
+}
+
+DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct dpv_qp *qp = to_dqp(ibqp);
+
+	return qp == NULL || gid == NULL ? EINVAL : -qp->ops->mcast(qp, gid, false);
 }

@@ -55,6 +55,26 @@ void dpv__rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status stat
 	dpv__cqe_fill(&b->e[b->n++], qp, wr_id, status, IBV_WC_RECV, len, flags);
 }
 
+void dpv__rq_complete_from(struct dpv_qp *qp, uint64_t wr_id, uint32_t len, unsigned int flags,
+			   uint32_t src_qp, uint32_t imm, bool solicited, struct dpv_cqe_batch *b)
+{
+	struct dpv_cqe one, *e = &one;
+
+	qp->rx_completed++;
+	if (b != NULL) {
+		if (b->cq != qp->rcq || b->n == RTE_DIM(b->e))
+			dpv__rq_batch_flush(b);
+		b->cq = qp->rcq;
+		e = &b->e[b->n++];
+	}
+	dpv__cqe_fill(e, qp, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, len, flags);
+	e->wc.src_qp = src_qp;
+	e->wc.imm_data = imm;
+	e->solicited = solicited;
+	if (b == NULL)
+		dpv__cq_push(qp->rcq, e);
+}
+
 void dpv__rq_flush(struct dpv_qp *qp)
 {
 	struct dpv_rq *rq = &qp->rq;

@@ -11,12 +11,6 @@
 #define INT_UNSUP(call) \
 	DPV_EXPORT int call { return EOPNOTSUPP; }
 
-PTR_UNSUP(struct ibv_ah, ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr))
-PTR_UNSUP(struct ibv_ah, ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-					       struct ibv_grh *grh, uint8_t port_num))
-INT_UNSUP(ibv_destroy_ah(struct ibv_ah *ah))
-INT_UNSUP(ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
-			      struct ibv_grh *grh, struct ibv_ah_attr *ah_attr))
 INT_UNSUP(ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				      uint8_t eth_mac[6], uint16_t *vid))
 PTR_UNSUP(struct ibv_srq, ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr))

@@ -66,6 +66,30 @@ struct dpv_rxq {
 struct dpv_flow;
 struct dpv_steer;
 struct dpv_roce_port;
+struct dpv_qp;
+struct dpv_mcast;
+struct rte_ring;
+
+/* The QP numbers of a device, one space for every QP type (as a NIC has): QPN -> QP in O(1)
+ * for the RoCE receive demux. QPNs 0 and 1 are reserved (SMI, GSI). qpn.c. */
+struct dpv_qpn_table {
+	dpv_spinlock_t lock;       /* allocation */
+	uint32_t size;             /* entries; 0 until the first QP */
+	uint32_t hint;             /* where the next search starts (freed numbers wait a round) */
+	struct dpv_qp **qp;        /* NULL: free */
+};
+
+/* What the RoCE receive path dropped, and what RoCE sent without the wire (per device;
+ * dpv_port_stats). The rx_* ones are counted under the device's rx_lock. */
+struct dpv_roce_counters {
+	uint64_t rx;               /* RoCEv2 frames to the port's GIDs (or its groups) taken */
+	uint64_t rx_bad_icrc;      /* dropped: ICRC wrong */
+	uint64_t rx_malformed;     /* dropped: lengths, BTH version, opcode, P_Key */
+	uint64_t rx_no_qp;         /* dropped: no receiving QP of that number (or group) */
+	uint64_t rx_bad_qkey;      /* dropped: Q_Key of another QP */
+	uint64_t tx_loopback;      /* frames to the port's own GIDs given to its receive side */
+	uint64_t tx_oversize;      /* UD messages above the path MTU: nothing sent (atomic) */
+};
 
 /* Frames a port's receive side takes from a queue in one burst, and the most a transport's
  * port_rx may be given at once (with fault injection, a burst's duplicates and frames held
@@ -100,7 +124,19 @@ struct dpv_device {
 	struct dpv_qp **rxq_owner; /* the QP a queue is steered to in hardware (flows_mutex) */
 	/* transports without port_rx_queue get a device's frames one burst at a time */
 	dpv_spinlock_t rx_lock;
+	/* what transports without port_rx_queue count (under rx_lock), beside the queues' own */
+	uint64_t rx_unsteered, rx_no_wqe;
 	int rx_users;              /* receivers on the port (RAW: flows); none: it is not polled */
+	/* frames a transport looped back to its own port (RoCE to its own GIDs): received with
+	 * the port's next burst, before its frames (created with the first RoCE QP) */
+	struct rte_ring *loop;
+	int roce_qps;              /* RoCE QPs of the port: while there is none, RoCE takes no
+				    * frame (RAW_PACKET's steering sees them all) */
+	struct dpv_qpn_table qpns;
+	struct dpv_roce_counters roce_cnt;
+	TAILQ_HEAD(dpv_mcast_list, dpv_mcast) mcasts;   /* UD group attachments (lib/roce),
+							 * changed under rx_lock */
+	int nb_mcast;              /* ... how many (__atomic: the send side looks unlocked) */
 	/* service mode (qp_service.c): the port's service-mode QPs, driven by a service lcore */
 	pthread_mutex_t svc_mutex;     /* adding and removing QPs, the lcore assignment */
 	dpv_spinlock_t svc_lock;       /* the array; held by the service lcore for a round */
@@ -139,6 +175,7 @@ struct dpv_context {
 	struct dpv_mr_table *mrs;
 	struct dpv_objset pds, tds, flows;  /* PDs (parent domains too), TDs, ibv_create_flow's */
 	struct dpv_objset channels;         /* completion channels */
+	struct dpv_objset ahs;              /* address handles (lib/roce) */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -486,11 +523,16 @@ struct dpv_transport_ops {
 	 * port_rx never does (the device's rx_lock). Used instead of port_rx when set. */
 	void (*port_rx_queue)(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
 			      uint16_t n, uint64_t *taken);
+	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held);
+	 * @gid NULL, detaching: every group of the QP (ibv_destroy_qp, before the receive side
+	 * lets go of the QP: no frame reaches it through a group afterwards). */
+	int (*mcast)(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
 	/* Service mode: may this transport's QPs be progressed by a service lcore? */
 	bool service;
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
+extern const struct dpv_transport_ops dpv_ud_transport;
 /* ARP and IPv6 ND of a port with addresses (lib/roce/roce_neigh.c): only .port_rx. */
 extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 /* Transports that take received frames, NULL-terminated, in the order they see a burst. */
@@ -576,6 +618,7 @@ struct dpv_qp {
 	uint16_t pkey_index;
 	struct dpv_txh *txh;       /* RAW: its transmitter */
 	struct dpv_pace pace;      /* RAW: packet pacing */
+	void *priv;                /* the transport's own state (UD: struct dpv_ud_qp) */
 	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
 	/* ... and the frame sizes it takes, INLINE or not: 14 + [0, span) bytes (0: none) */
 	uint64_t fast_span_inline, fast_span_copy;
@@ -743,6 +786,12 @@ struct dpv_cqe_batch {
 void dpv__rq_complete(struct dpv_qp *qp, uint64_t wr_id, enum ibv_wc_status status, uint32_t len,
 		     unsigned int flags, struct dpv_cqe_batch *batch);
 void dpv__rq_batch_flush(struct dpv_cqe_batch *b);
+/* A successful receive completion with what a datagram tells (UD): the sender's QP number,
+ * the immediate data (wire order, as verbs' imm_data) and whether it asks for a solicited
+ * event; @flags as wc_flags. */
+void dpv__rq_complete_from(struct dpv_qp *qp, uint64_t wr_id, uint32_t len, unsigned int flags,
+			   uint32_t src_qp, uint32_t imm, bool solicited,
+			   struct dpv_cqe_batch *batch);
 /* A transport moves the QP to ERR on an execution error: state, then both queues flushed
  * (the SQ under the service lock of a service-mode QP); QP lock held. */
 void dpv__qp_fail(struct dpv_qp *qp);
@@ -762,7 +811,10 @@ static inline void dpv__cq_rxq_seen(struct dpv_cq *cq, const struct dpv_rxq *q)
 	if (!(__atomic_load_n(&cq->rxq_seen, __ATOMIC_RELAXED) & bit))
 		__atomic_fetch_or(&cq->rxq_seen, bit, __ATOMIC_RELAXED);
 }
-/* The port's receive queues' counters, summed. */
+/* The port's receive queues' poll counts, summed (someone polled the port since). */
+uint32_t dpv__device_rx_polls(struct dpv_device *dev);
+/* The port's receive queues' counters, summed (and the device's own, for transports that
+ * count there). */
 void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
 			  uint64_t *no_wqe, uint64_t *cyc);
 /* Set up @dev's receive queues once its port started. -ENOMEM. */
@@ -783,13 +835,48 @@ void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
-/* Wait until no receive burst that started before the call runs on @dev's port (what a burst
- * read from the steering table is then no longer used). Not from a receive path. */
+/* Wait until no thread is inside @dev's receive side (a burst holds its queue's lock while it
+ * works, a transport without port_rx_queue the rx_lock too): what was unpublished before (a
+ * steering table, a QP number) is no longer seen by anyone. Not from a receive path. */
 void dpv__device_rx_quiesce(struct dpv_device *dev);
 struct ibv_flow *dpv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv__destroy_flow(struct ibv_flow *flow);
 void dpv__device_flows_init(struct dpv_device *dev);
 void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
+/* RAW_PACKET's ibv_attach_mcast/ibv_detach_mcast (a flow per group MAC). */
+int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
+
+/* QP numbers (qpn.c). A free QPN of @dev, found from then on by dpv__qpn_lookup (the QP's
+ * lock and type must be set up: the receive side may lock it at once), or -ENOSPC when all
+ * are taken; take QPN @qpn of @qp back (the receive side no longer holds @qp when this
+ * returns). */
+int dpv__qpn_alloc(struct dpv_device *dev, struct dpv_qp *qp);
+void dpv__qpn_free(struct dpv_device *dev, struct dpv_qp *qp, uint32_t qpn);
+#define DPV_MAX_QP 65536
+/* What ibv_query_device reports and lib/roce enforces: AHs per context, multicast groups
+ * with UD QPs per port, UD QPs per group. */
+#define DPV_MAX_AH 65536
+#define DPV_MAX_MCAST_GRP 256
+#define DPV_MAX_MCAST_QP_ATTACH 56
+
+/* The QP numbered @qpn on @dev, or NULL; for the receive side, which holds the device's
+ * rx_lock (dpv__qpn_free waits for it). */
+static inline struct dpv_qp *dpv__qpn_lookup(struct dpv_device *dev, uint32_t qpn)
+{
+	struct dpv_qpn_table *t = &dev->qpns;
+
+	if (unlikely(qpn >= __atomic_load_n(&t->size, __ATOMIC_ACQUIRE)))
+		return NULL;
+	return __atomic_load_n(&t->qp[qpn], __ATOMIC_ACQUIRE);
+}
+
+/* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
+ * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took
+ * (a full ring takes fewer: the caller keeps the rest, as when a port queue is full). */
+int dpv__device_loop_init(struct dpv_device *dev);
+unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n);
+/* Free what the ring still holds, and the ring (the ports are closing). */
+void dpv__device_loop_fini(struct dpv_device *dev);
 
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv__qp_zombies_free(void);

@@ -1,6 +1,7 @@
 /* ibv_close_device with objects left, as perftest and many programs do: it frees what the
- * context holds (flows, QPs with sends in flight, MRs, CQs, their channel, a channel no CQ
- * uses, parent domains, PDs, TDs) and returns 0, as rdma-core; the process gets its file
+ * context holds (flows, QPs with sends in flight, a UD QP in a multicast group with datagrams
+ * to itself in the port's loopback ring, address handles, MRs, CQs, their channel, a channel
+ * no CQ uses, parent domains, PDs, TDs) and returns 0, as rdma-core; the process gets its file
  * descriptors back (LeakSanitizer, in the sanitized build, finds no memory left either), and
  * the device opens, sends and closes again. */
 #include <dirent.h>
@@ -48,6 +49,39 @@ static int send_frames(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, 
 	return ok;
 }
 
+/* A UD QP attached to a group, an AH to the port's link-local GID, datagrams to itself
+ * posted and not received (in the loopback ring, or in its RQ's completions). */
+static void leave_ud(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+				      .cap = { .max_send_wr = 16, .max_recv_wr = 4,
+					       .max_send_sge = 1, .max_recv_sge = 1,
+					       .max_inline_data = 64 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 5 };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1, .grh.hop_limit = 1 };
+	union ibv_gid grp = { .raw = { 0xff, 0x0e, [15] = 7 } };
+	struct ibv_ah *ah;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE,
+				  .sg_list = &(struct ibv_sge){ (uintptr_t)frame, 16, 0 },
+				  .num_sge = 1 }, *bad;
+
+	CHECK(qp != NULL && ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					  IBV_QP_PORT | IBV_QP_QKEY) == 0 &&
+	      test_qp_to(qp, IBV_QPS_RTR) == 0, "UD QP: %s", strerror(errno));
+	qa.qp_state = IBV_QPS_RTS;
+	CHECK_EQ(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	CHECK_EQ(ibv_query_gid(ctx, 1, 0, &aa.grh.dgid), 0);
+	ah = ibv_create_ah(pd, &aa);
+	CHECK(ah != NULL, "ibv_create_ah: %s", strerror(errno));
+	CHECK_EQ(ibv_attach_mcast(qp, &grp, 0), 0);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qp->qp_num;
+	wr.wr.ud.remote_qkey = 5;
+	for (int i = 0; ah != NULL && i < 8; i++)
+		CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
+}
+
 /* Everything a program may hold, none of it destroyed. */
 static void leave_everything(struct ibv_context *ctx)
 {
@@ -86,6 +120,7 @@ static void leave_everything(struct ibv_context *ctx)
 	CHECK_EQ(send_frames(qp1, cq1, mr, 4, 4), 4);
 	/* 20 sends in flight, 5 completions polled: the rest stay in the SQ and the CQ */
 	CHECK_EQ(send_frames(qp2, cq2, mr, 20, 5), 5);
+	leave_ud(ctx, pd, cq2);
 }
 
 int main(void)

@@ -306,25 +306,42 @@ static void check_mcast(void)
 	CHECK(FN(ibv_detach_mcast, V11)(qp, &g, 0) == EINVAL, "detach what is not attached");
 }
 
-/* ibv_create_ah, ibv_destroy_ah, ibv_create_ah_from_wc, ibv_init_ah_from_wc,
- * ibv_resolve_eth_l2_from_gid: no AH without UD (EOPNOTSUPP, NULL + errno). */
+/* ibv_create_ah, ibv_destroy_ah, ibv_create_ah_from_wc, ibv_init_ah_from_wc: RoCEv2 address
+ * handles — a GRH is required (EINVAL without), a link-local peer needs no resolution, a GRH
+ * as a UD receive writes it gives back the sender; ibv_resolve_eth_l2_from_gid, a helper of
+ * rdma-core's providers: EOPNOTSUPP. */
 static void check_ah(void)
 {
-	struct ibv_ah_attr aa = { .port_num = 1, .is_global = 1 };
-	struct ibv_ah fake = { .context = ctx, .pd = pd };
-	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .wc_flags = IBV_WC_GRH };
-	struct ibv_grh grh = { 0 };
+	/* the peer 02:00:00:00:00:07 by its link-local GID (EUI-64, universal bit flipped) */
+	const uint8_t peer[16] = { 0xfe, 0x80, [8] = 0x00, 0x00, 0x00, 0xff, 0xfe, 0x00, 0x00, 0x07 };
+	struct ibv_ah_attr aa = { .port_num = 1 }, back;
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .wc_flags = IBV_WC_GRH, .src_qp = 5 };
+	struct ibv_grh grh = { .version_tclass_flow = htobe32(6u << 28), .next_hdr = 17,
+			       .hop_limit = 64 };
+	union ibv_gid own;
+	struct ibv_ah *ah;
 	uint8_t mac[6];
 	uint16_t vid;
 
 	errno = 0;
-	CHECK(FN(ibv_create_ah, V11)(pd, &aa) == NULL && errno == EOPNOTSUPP, "ibv_create_ah");
-	CHECK(FN(ibv_destroy_ah, V11)(&fake) == EOPNOTSUPP, "ibv_destroy_ah");
-	errno = 0;
-	CHECK(FN(ibv_create_ah_from_wc, V11)(pd, &wc, &grh, 1) == NULL && errno == EOPNOTSUPP,
-	      "ibv_create_ah_from_wc");
-	CHECK(FN(ibv_init_ah_from_wc, V11)(ctx, 1, &wc, &grh, &aa) == EOPNOTSUPP,
-	      "ibv_init_ah_from_wc");
+	CHECK(FN(ibv_create_ah, V11)(pd, &aa) == NULL && errno == EINVAL, "ibv_create_ah: no GRH");
+	aa.is_global = 1;
+	aa.grh.hop_limit = 64;
+	memcpy(aa.grh.dgid.raw, peer, 16);
+	ah = FN(ibv_create_ah, V11)(pd, &aa);
+	CHECK(ah != NULL, "ibv_create_ah to a link-local peer: %s", strerror(errno));
+	if (ah != NULL)
+		CHECK(FN(ibv_destroy_ah, V11)(ah) == 0, "ibv_destroy_ah");
+	CHECK(FN(ibv_query_gid, V11)(ctx, 1, 0, &own) == 0, "GID 0");
+	memcpy(grh.sgid.raw, peer, 16);
+	grh.dgid = own;
+	CHECK(FN(ibv_init_ah_from_wc, V11)(ctx, 1, &wc, &grh, &back) == 0 && back.is_global &&
+	      memcmp(back.grh.dgid.raw, peer, 16) == 0 && back.grh.sgid_index == 0,
+	      "ibv_init_ah_from_wc: the sender back from the GRH");
+	ah = FN(ibv_create_ah_from_wc, V11)(pd, &wc, &grh, 1);
+	CHECK(ah != NULL, "ibv_create_ah_from_wc: %s", strerror(errno));
+	if (ah != NULL)
+		CHECK(FN(ibv_destroy_ah, V11)(ah) == 0, "ibv_destroy_ah");
 	CHECK(FN(ibv_resolve_eth_l2_from_gid, V11)(ctx, &aa, mac, &vid) == EOPNOTSUPP,
 	      "ibv_resolve_eth_l2_from_gid");
 }

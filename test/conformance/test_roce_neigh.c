@@ -405,6 +405,28 @@ static void check_no_address(void)
 	CHECK_EQ(ndefault, 0);
 }
 
+/* Nobody polls: the program sleeps (as ibv_ud_pingpong does in its TCP handshake while the
+ * peer resolves it), yet the port answers — the library's keeper thread polls a port with
+ * addresses that nobody else polls. The CQ of the sniffer fills without a poll. */
+static void check_keeper(void)
+{
+	struct dpv_nd_msg q = arp(DPV_ND_ARP_REQUEST, "10.3.0.7", "10.3.0.1");
+	struct dpv_cq_counters c = { 0 };
+	double end;
+
+	capture(0);                              /* nothing waiting */
+	send_frame(&q);
+	for (end = test_now() + 30; test_now() < end; usleep(10000)) {
+		CHECK_EQ(dpv_query_cq_counters(sniff_cq, &c), 0);   /* polls nothing */
+		if (c.pending >= 2)
+			break;
+	}
+	CHECK(c.pending >= 2, "the request and the answer reached the sniffer without a poll "
+	      "(%u completions)", c.pending);
+	capture(0);
+	CHECK_EQ(count(DPV_ND_ARP_REPLY, own_mac, NULL), 1);
+}
+
 static struct ibv_qp *qp_with_flow(struct ibv_cq *cq, enum ibv_flow_attr_type type, int q)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_send_sge = 1, .max_recv_wr = SLOTS,
@@ -456,6 +478,7 @@ int main(void)
 	check_answered(true);
 	check_unsolicited_and_aging();
 	check_no_address();
+	check_keeper();
 
 	ibv_close_device(ctx);
 	free(buf);

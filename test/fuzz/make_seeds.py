@@ -183,9 +183,110 @@ def roce_seeds():
     }
 
 
+# --- fuzz_ud_recv: see LLVMFuzzerTestOneInput() and template() for the decoding -------------
+def ud_recv_seeds():
+    def inp(ctl, sges=(1600, 0, 0), nsge=1, tclass=0, psn=1, imm=7, payload=b'hello',
+            flow=0, mutations=()):
+        b = u8(ctl) + u8(nsge - 1) + b''.join(u16(x) for x in sges)
+        if not ctl & 1:
+            return b + payload                      # a raw frame
+        b += u8(tclass) + u32(psn) + u32(imm) + u16(len(payload)) + payload
+        if ctl & 2:
+            b += u32(flow)                          # IPv6: the flow label, after the payload
+        b += u8(len(mutations)) + b''.join(u16(at) + u8(x) for at, x in mutations)
+        return b
+    T, V6, VLAN, IMM, FIX, QKEY, QPN = 1, 2, 4, 8, 0x20, 0x40, 0x80
+    return {
+        'ipv4': inp(T),
+        'ipv6_flow': inp(T | V6, payload=b'x' * 200, flow=0x12345),
+        'vlan_imm_tclass': inp(T | VLAN | IMM, tclass=0xb8, payload=b'y' * 61),
+        'three_sges_split_grh': inp(T, sges=(7, 33, 1000), nsge=3, payload=bytes(range(250))),
+        'too_small': inp(T, sges=(40, 0, 0), payload=b'z'),
+        'empty_payload': inp(T | IMM, payload=b''),
+        'wrong_qkey': inp(T | QKEY),
+        'wrong_qpn': inp(T | QPN),
+        'mutated_fixed': inp(T | FIX, mutations=((40, 0x01), (47, 0x80))),
+        'mutated_unfixed': inp(T, mutations=((60, 0x10),)),
+        'raw_not_ours': inp(0, payload=roce_frame(struct.pack('>BBHII', 0x64, 0, 0xFFFF, 2, 1) +
+                                                  struct.pack('>II', 0x600DF00D, 9), payload=b'r')),
+# --- fuzz_rc_engine: see its records (do_post_send, do_post_recv, do_rx) for the decoding ----
+def rc_conf(uc=False, mtu_index=2, rd_atomic=2, dest_rd_atomic=2, rnr_forever=True):
+    # bit 0 UC, (bits 1-3) % 5 the MTU, bit 4 rnr_retry 7, bits 5-6 max_rd_atomic, 6-7 dest
+    conf = int(uc) | mtu_index << 1 | int(rnr_forever) << 4 | (rd_atomic & 1) << 5
+    return conf | (dest_rd_atomic & 3) << 6 | (rd_atomic & 2) << 5
+
+
+KEYS = {'w': 0, 'r': 1, 'a': 2}
+
+
+def rc_key(name):
+    return u8(KEYS[name])
+
+
+def rc_va(off=64):
+    return u8(0) + u16(off)      # region base + off - 64
+
+
+def rc_send(op, length, key='w', off=64, flags=0, imm=0, cmp=0, swap=0):
+    return u8(0) + u8(op) + u8(flags) + u16(length) + rc_key(key) + rc_va(off) + \
+        u32(imm) + u32(cmp) + u32(swap)
+
+
+def rc_recv(length):
+    return u8(0x20) + u16(length)
+
+
+def rc_pkt(opcode, where='req', delta=0, ackreq=True, syndrome=0x1F, key='w', off=64,
+           reth_len=0, akey='a', aoff=64, swap=0, cmp=0, orig=0, imm=0, payload=b''):
+    mode = 1 | 2 | (8 if ackreq else 0) | {'req': 0, 'resp': 1, 'sent': 2}[where] << 4
+    b = u8(0x30) + u8(mode) + u8(opcode) + u8(delta)
+    b += u8(syndrome) + u32(0) + rc_key(key) + rc_va(off) + u16(reth_len)
+    b += rc_key(akey) + rc_va(aoff) + u32(swap) + u32(cmp) + u32(orig) + u32(imm)
+    return b + u16(len(payload)) + payload
+
+
+def rc_tick(units):
+    return u8(0xC0) + u16(units)     # units x 100 ns
+
+
+def rc_engine_seeds():
+    SEND, WRITE, READ, FADD = 2, 0, 4, 6
+    rc = u8(rc_conf())
+    return {
+        'send_acked': rc + rc_recv(2000) + rc_send(SEND, 3000) +
+        rc_pkt(0x11, where='sent'),
+        'write_read_atomic_in': rc + rc_pkt(0x0A, key='w', reth_len=100, payload=bytes(100)) +
+        rc_pkt(0x0C, key='r', reth_len=2500) + rc_pkt(0x14, akey='a', swap=5) +
+        rc_pkt(0x14, delta=0xFF, akey='a', swap=5) +          # a copy: from the cache
+        rc_pkt(0x0C, delta=0xFE, key='r', reth_len=2500),      # a copy of the READ
+        'read_answered': rc + rc_send(READ, 3000, key='r') +
+        rc_pkt(0x0D, where='resp', payload=bytes(1024)) +
+        rc_pkt(0x0E, where='resp', payload=bytes(1024)) +
+        rc_pkt(0x0F, where='resp', payload=bytes(952)),
+        'atomic_answered': rc + rc_send(FADD, 8, key='a', cmp=3) +
+        rc_pkt(0x12, where='resp', orig=77),
+        'send_in_three': rc + rc_recv(3000) + rc_pkt(0x00, payload=bytes(1024)) +
+        rc_pkt(0x01, payload=bytes(1024)) + rc_pkt(0x03, payload=bytes(10), imm=9),
+        'rnr_then_recv': rc + rc_pkt(0x04, payload=b'abcd') + rc_recv(10) +
+        rc_pkt(0x04, payload=b'abcd'),
+        'timeouts': rc + rc_send(WRITE, 100) + rc_tick(20000) + rc_tick(20000) +
+        rc_tick(20000) + rc_tick(20000),
+        'seq_nak': rc + rc_send(SEND, 5000) + rc_pkt(0x11, where='resp', delta=2,
+                                                        syndrome=0x60),
+        'uc_send_write_imm': u8(rc_conf(uc=True)) + rc_recv(500) + rc_recv(500) +
+        rc_pkt(0x24, payload=bytes(300)) + rc_pkt(0x2B, reth_len=8, payload=bytes(8), imm=1),
+        # the next three emits: no room (0xEB), a gather list that cannot be read (0xE3)
+        'tx_full': rc + bytes([0xEB]) + rc_send(SEND, 2000) + rc_tick(1) + rc_tick(1),
+        'gather_fault': rc + rc_send(SEND, 10) + bytes([0xE3]) + rc_send(SEND, 2000) +
+        rc_pkt(0x11, where='sent'),
+    }
+
+
 def main():
     for name, seeds in (('post_send', post_send_seeds()), ('flow_spec', flow_seeds()),
-                        ('hdr_parse', hdr_seeds()), ('roce_parse', roce_seeds())):
+                        ('hdr_parse', hdr_seeds()), ('roce_parse', roce_seeds()),
+                        ('ud_recv', ud_recv_seeds()),
+                        ('rc_engine', rc_engine_seeds())):
         d = os.path.join(HERE, 'corpus', name)
         os.makedirs(d, exist_ok=True)
         for seed, data in seeds.items():

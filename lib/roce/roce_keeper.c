@@ -1,0 +1,110 @@
+/* The keeper: a port with addresses answers ARP and IPv6 ND even while its program polls
+ * nothing. A RoCE peer resolves our address when it creates its address handle or connects,
+ * which is often while the program here waits in read() or sleep() for an out-of-band
+ * exchange (ibv_ud_pingpong's TCP handshake; rxe gives ARP one second). A thread of the
+ * library's own looks at the ports with addresses every KEEP_MS: one that nobody polled since
+ * its last look (the poll counts of its receive queues did not move) is polled once — its ARP/ND answered,
+ * whatever else arrived delivered as any progress delivers it — and its timers run. A port
+ * the program or a service lcore polls is never touched. The thread starts with the first
+ * port that gets an address and stops before the ports close at exit. */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "roce_port.h"
+
+#define KEEP_MS 10
+#define KEEP_MAX 64        /* ports looked after (devices of a process) */
+
+static pthread_mutex_t keeper_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t keeper;
+static bool keeper_running, keeper_stop;
+/* the ports it looks at: every started RoCE port (a port without addresses is skipped) */
+static struct dpv_roce_port *ports[KEEP_MAX];
+static uint32_t seen_polls[KEEP_MAX];
+static unsigned int nb_ports;
+
+static void keep_one(struct dpv_roce_port *rp, uint32_t *seen)
+{
+	struct dpv_device *dev = rp->dev;
+	uint32_t polls = dpv__device_rx_polls(dev);
+
+	if (polls != *seen || __atomic_load_n(&rp->nb_addr, __ATOMIC_RELAXED) == 0) {
+		*seen = polls;
+		return;
+	}
+	dpv__port_rx_poll(dev);
+	dpv__timers_poll(&dev->timers);
+	*seen = dpv__device_rx_polls(dev);
+}
+
+static void *keeper_main(void *arg)
+{
+	const struct timespec pause = { 0, KEEP_MS * 1000000L };
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&pause, NULL);
+		/* the lock keeps a port from stopping under the poll (dpv__roce_keeper_del) */
+		pthread_mutex_lock(&keeper_lock);
+		if (keeper_stop) {
+			pthread_mutex_unlock(&keeper_lock);
+			return NULL;
+		}
+		for (unsigned int i = 0; i < nb_ports; i++)
+			keep_one(ports[i], &seen_polls[i]);
+		pthread_mutex_unlock(&keeper_lock);
+	}
+}
+
+void dpv__roce_keeper_add(struct dpv_roce_port *rp)
+{
+	pthread_mutex_lock(&keeper_lock);
+	for (unsigned int i = 0; i < nb_ports; i++)
+		if (ports[i] == rp)
+			goto out;
+	if (nb_ports == RTE_DIM(ports))
+		goto out;
+	seen_polls[nb_ports] = dpv__device_rx_polls(rp->dev);
+	ports[nb_ports++] = rp;
+	if (!keeper_running && !keeper_stop) {
+		if (pthread_create(&keeper, NULL, keeper_main, NULL) == 0) {
+			keeper_running = true;
+			pthread_setname_np(keeper, "dpv-keeper");
+		} else {
+			VERBS_LOG(WARNING, "no thread to answer ARP/ND while the program polls "
+				  "nothing: peers resolve this port only while it is polled");
+		}
+	}
+out:
+	pthread_mutex_unlock(&keeper_lock);
+}
+
+void dpv__roce_keeper_del(struct dpv_roce_port *rp)
+{
+	pthread_mutex_lock(&keeper_lock);
+	for (unsigned int i = 0; i < nb_ports; i++)
+		if (ports[i] == rp) {
+			ports[i] = ports[--nb_ports];
+			seen_polls[i] = seen_polls[nb_ports];
+			break;
+		}
+	pthread_mutex_unlock(&keeper_lock);
+}
+
+void dpv__roce_keeper_stop(void)
+{
+	bool join;
+
+	pthread_mutex_lock(&keeper_lock);
+	keeper_stop = true;
+	join = keeper_running;
+	keeper_running = false;
+	nb_ports = 0;
+	pthread_mutex_unlock(&keeper_lock);
+	if (join)
+		pthread_join(keeper, NULL);
+	pthread_mutex_lock(&keeper_lock);
+	keeper_stop = false;             /* DPDK may start again (dpv_init after a close) */
+	pthread_mutex_unlock(&keeper_lock);
+}

@@ -1,0 +1,115 @@
+/* RoCEv2 on the verbs core, what its files share: address handles (roce_ah.c), the UD
+ * transport (ud_qp.c: the ops table and states; ud_send.c: WRs to frames; ud_recv.c: a
+ * datagram into a receive WQE) and the receive demux of the port (roce_rx.c: frames to the
+ * port's GIDs, taken apart, to the QP their BTH names). Private to libdpverbs; functions
+ * return 0 or a negative errno. */
+#ifndef DPV_ROCE_UD_H
+#define DPV_ROCE_UD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dpv_roce.h"
+#include "verbs_priv.h"
+
+/* An address handle: the path resolved once, when it is created (ibv_create_ah may block on
+ * ARP/ND; posting never does). */
+struct dpv_ah {
+	struct ibv_ah ibah;
+	struct dpv_pd *pd;               /* the PD it belongs to (a parent domain's base) */
+	struct dpv_roce_path path;       /* MACs, GIDs, class, flow label, hop limit */
+	uint8_t sgid_index;
+	bool loopback;                   /* dgid is one of the port's GIDs: never on the wire */
+	bool mcast;                      /* dgid is a multicast group */
+};
+
+static inline struct dpv_ah *to_dah(struct ibv_ah *ah)
+{
+	return container_of_safe(ah, struct dpv_ah, ibah);
+}
+
+/* The frames of one posted UD WR (one per SQ slot): built while posting (copies: the ICRC
+ * reads every byte anyway), handed out in order by progress. */
+struct dpv_ud_frames {
+	uint32_t n;                      /* built */
+	uint32_t next;                   /* handed to the port (or its loopback ring) */
+	uint32_t looped;                 /* multicast: copies given to the loopback ring */
+	bool loop;                       /* to the port's own GIDs: the loopback ring only */
+	bool mcast_loop;                 /* to a group with QPs on this port: wire + loopback */
+	struct rte_mbuf *one;            /* n == 1 */
+	struct rte_mbuf **many;          /* n > 1 (TSO): malloc'ed */
+};
+
+static inline struct rte_mbuf **dpv__ud_frames_of(struct dpv_ud_frames *f)
+{
+	return f->n > 1 ? f->many : &f->one;
+}
+
+/* A UD QP's own state (qp->priv). */
+struct dpv_ud_qp {
+	struct dpv_ud_frames *frames;    /* one per SQ slot */
+	uint32_t psn;                    /* the next packet's BTH PSN */
+	uint16_t sport;                  /* UDP source port, as rxe gives a QP */
+	uint16_t ip_id;                  /* IPv4 identification of the next frame */
+	bool rx_user;                    /* counted in the device's receivers (out of RESET) */
+};
+
+static inline struct dpv_ud_qp *to_udqp(struct dpv_qp *qp)
+{
+	return qp->priv;
+}
+
+/* A QP attached to a multicast group (ibv_attach_mcast), on its device's list. */
+struct dpv_mcast {
+	TAILQ_ENTRY(dpv_mcast) next;
+	uint8_t gid[16];
+	struct dpv_qp *qp;
+};
+
+/* Is @gid an IPv4 (224.0.0.0/4, mapped) or IPv6 (ff00::/8) multicast group? */
+bool dpv__roce_gid_is_mcast(const uint8_t gid[16]);
+
+/* The largest UD message payload on @dev's port: its active MTU in bytes (0 below 256). */
+uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
+
+/* ud_send.c: the transport's send ops. */
+int dpv__ud_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+void dpv__ud_progress(struct dpv_qp *qp);
+void dpv__ud_flush(struct dpv_qp *qp);
+bool dpv__ud_reset(struct dpv_qp *qp);
+/* Free the frames of every slot (the QP goes). */
+void dpv__ud_frames_free(struct dpv_qp *qp);
+
+/* ud_qp.c: multicast attachments. */
+int dpv__ud_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
+void dpv__ud_mcast_detach_all(struct dpv_qp *qp);
+/* Has @dev a QP attached to @gid? rx_lock held. */
+bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16]);
+
+/* Has @dev a QP attached to any group? A racy look for the send side, which must not take
+ * rx_lock (the receive side holds it while it takes QP locks): a multicast frame is offered
+ * to the loopback ring then, and dropped there without a count if no QP took it. */
+static inline bool dpv__ud_mcast_any(struct dpv_device *dev)
+{
+	return __atomic_load_n(&dev->nb_mcast, __ATOMIC_RELAXED) != 0;
+}
+
+/* What became of a received datagram offered to a QP (ud_recv.c), for the counters. */
+enum dpv_ud_rx {
+	DPV_UD_RX_DELIVERED,             /* into a WQE (or dropped for want of one: rx_no_wqe) */
+	DPV_UD_RX_NO_QP,                 /* the QP is not a UD QP that receives now */
+	DPV_UD_RX_BAD_QKEY,
+	DPV_UD_RX_BAD_OPCODE,            /* not a UD opcode */
+};
+
+/* Deliver the datagram @fr of frame @f to @qp (its lock held): the GRH (the IPv4 header in
+ * bytes 20-39 for an IPv4 peer, else the IPv6 header) then the payload, scattered into the
+ * next receive WQE; its completion goes into @b. */
+enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
+			       const struct dpv_roce_frame *fr, struct dpv_cqe_batch *b);
+
+/* roce_rx.c: the receive side of the port (the port_rx op of the RoCE transports). */
+void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
+		       uint64_t *taken);
+
+#endif

@@ -1,0 +1,279 @@
+/* The UD transport over RoCEv2: its ops table, what each state sets up, and multicast groups.
+ * A UD QP is a port receiver from INIT on (its frames are demultiplexed by QPN, roce_rx.c),
+ * opens a transmitter at RESET -> INIT, takes its UDP source port from its QPN as rxe does,
+ * and starts its PSNs at the sq_psn of RTR -> RTS. Direct progress only: the posting thread
+ * builds and sends, polling progresses (no service lcore). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roce_port.h"
+#include "roce_ud.h"
+
+static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
+
+bool dpv__roce_gid_is_mcast(const uint8_t gid[16])
+{
+	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0)
+		return (gid[12] & 0xF0) == 0xE0;          /* 224.0.0.0/4 */
+	return gid[0] == 0xFF;
+}
+
+uint32_t dpv__ud_path_mtu(const struct dpv_device *dev)
+{
+	return dpv__roce_mtu_bytes(dpv__roce_active_mtu(dev->caps.mtu));
+}
+
+static int ud_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
+{
+	struct dpv_ud_qp *ud;
+	int rc;
+
+	if (a->srq != NULL)
+		return -EOPNOTSUPP;
+	rc = dpv__device_loop_init(qp->ctx->dev);
+	if (rc != 0)
+		return rc;
+	ud = calloc(1, sizeof(*ud));
+	if (ud == NULL)
+		return -ENOMEM;
+	ud->frames = calloc(qp->sq.size, sizeof(*ud->frames));
+	if (ud->frames == NULL) {
+		free(ud);
+		return -ENOMEM;
+	}
+	qp->priv = ud;
+	qp->lim.ip_csum = false;           /* no IBV_DEVICE_UD_IP_CSUM */
+	qp->lim.frame_sends = false;       /* a SEND is a message, not a frame */
+	__atomic_fetch_add(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void rx_user(struct dpv_qp *qp, bool on)
+{
+	struct dpv_ud_qp *ud = to_udqp(qp);
+
+	if (ud->rx_user == on)
+		return;
+	ud->rx_user = on;
+	dpv__device_rx_users(qp->ctx->dev, on ? 1 : -1);
+}
+
+static void ud_destroy(struct dpv_qp *qp)
+{
+	struct dpv_ud_qp *ud = to_udqp(qp);
+
+	dpv__ud_mcast_detach_all(qp);
+	if (ud == NULL)
+		return;
+	rx_user(qp, false);
+	__atomic_fetch_sub(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
+	if (qp->txh != NULL) {
+		dpv__device_txh_close(qp->ctx->dev, qp->txh);
+		free(qp->txh);
+		qp->txh = NULL;
+	}
+	dpv__ud_frames_free(qp);
+	free(ud->frames);
+	free(ud);
+	qp->priv = NULL;
+}
+
+/* Frames are copies, released as they are built: the transmitter never calls back. */
+static void nothing_held(void *owner)
+{
+}
+
+static int open_txh(struct dpv_qp *qp)
+{
+	struct dpv_txh *h = calloc(1, sizeof(*h));
+	int rc;
+
+	if (h == NULL)
+		return -ENOMEM;
+	rc = dpv__device_txh_open(qp->ctx->dev, h, nothing_held);
+	if (rc != 0) {
+		free(h);
+		return rc;
+	}
+	qp->txh = h;
+	return 0;
+}
+
+static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
+{
+	struct dpv_ud_qp *ud = to_udqp(qp);
+	int rc = 0;
+
+	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR && qp->txh == NULL)
+		rc = open_txh(qp);
+	if (rc != 0)
+		return rc;
+	if (qp->state == IBV_QPS_RESET && next != IBV_QPS_RESET)
+		ud->sport = dpv__roce_udp_sport_qpn(qp->ibqp.qp_num);
+	if (qp->state == IBV_QPS_RTR && next == IBV_QPS_RTS)
+		ud->psn = qp->sq_psn & DPV_ROCE_PSN_MASK;
+	rx_user(qp, next != IBV_QPS_RESET);
+	return 0;
+}
+
+const struct dpv_transport_ops dpv_ud_transport = {
+	.name = "ud",
+	.create = ud_create,
+	.destroy = ud_destroy,
+	.prepare_state = ud_prepare_state,
+	.post_send = dpv__ud_post_send,
+	.progress = dpv__ud_progress,
+	.flush = dpv__ud_flush,
+	.reset = dpv__ud_reset,
+	.port_rx = dpv__roce_port_rx,
+	.mcast = dpv__ud_mcast,
+	.service = false,
+};
+
+/* ---- multicast groups ---- */
+
+static void mcast_count(struct dpv_device *dev, const uint8_t gid[16], unsigned int *groups,
+			unsigned int *in_group)
+{
+	struct dpv_mcast *m, *k;
+
+	*groups = *in_group = 0;
+	TAILQ_FOREACH(m, &dev->mcasts, next) {
+		if (memcmp(m->gid, gid, 16) == 0)
+			(*in_group)++;
+		for (k = TAILQ_FIRST(&dev->mcasts); k != m; k = TAILQ_NEXT(k, next))
+			if (memcmp(k->gid, m->gid, 16) == 0)
+				break;
+		*groups += k == m;             /* the first attachment of its group */
+	}
+}
+
+/* Attach (or detach) @qp to the group @gid: frames to it with the multicast QPN reach every
+ * attached QP of the port. Attaching twice is one attachment (as rxe); detaching a group the
+ * QP is not in: -EINVAL. The list is the receive side's: changed under rx_lock. */
+static int mcast_change(struct dpv_qp *qp, const uint8_t gid[16], bool attach)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	struct dpv_mcast *m, *found = NULL, *add = attach ? calloc(1, sizeof(*add)) : NULL;
+	unsigned int groups, in_group;
+	int rc = 0;
+
+	if (attach && add == NULL)
+		return -ENOMEM;
+	dpv__spinlock_lock(&dev->rx_lock);
+	TAILQ_FOREACH(m, &dev->mcasts, next)
+		if (m->qp == qp && memcmp(m->gid, gid, 16) == 0)
+			found = m;
+	if (attach && found == NULL) {
+		mcast_count(dev, gid, &groups, &in_group);
+		if (in_group >= DPV_MAX_MCAST_QP_ATTACH ||
+		    (in_group == 0 && groups >= DPV_MAX_MCAST_GRP)) {
+			rc = -ENOMEM;
+		} else {
+			memcpy(add->gid, gid, 16);
+			add->qp = qp;
+			TAILQ_INSERT_TAIL(&dev->mcasts, add, next);
+			__atomic_fetch_add(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+			add = NULL;
+		}
+	} else if (!attach) {
+		if (found != NULL) {
+			TAILQ_REMOVE(&dev->mcasts, found, next);
+			__atomic_fetch_sub(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+		} else {
+			rc = -EINVAL;
+		}
+	}
+	dpv__spinlock_unlock(&dev->rx_lock);
+	free(add);
+	free(attach ? NULL : found);
+	return rc;
+}
+
+int dpv__ud_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
+{
+	int rc;
+
+	if (gid == NULL) {
+		dpv__ud_mcast_detach_all(qp);
+		return 0;
+	}
+	if (!dpv__roce_gid_is_mcast(gid->raw))
+		return -EINVAL;
+	rc = mcast_change(qp, gid->raw, attach);
+	if (rc == 0)
+		dpv__roce_port_refresh(qp->ctx->dev);     /* the port's multicast filter */
+	return rc;
+}
+
+/* RFC 1112 6.4: 01:00:5e + the group's low 23 bits; RFC 2464 7: 33:33 + its last 4 bytes. */
+static void group_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5E;
+		mac[3] = gid[13] & 0x7F;
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+	} else {
+		mac[0] = mac[1] = 0x33;
+		memcpy(mac + 2, gid + 12, 4);
+	}
+}
+
+unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsigned int max)
+{
+	struct dpv_mcast *m;
+	unsigned int n = 0;
+
+	dpv__spinlock_lock(&dev->rx_lock);
+	TAILQ_FOREACH(m, &dev->mcasts, next) {
+		uint8_t mac[6];
+		bool dup = false;
+
+		group_mac(m->gid, mac);
+		for (unsigned int j = 0; j < n; j++)
+			dup |= memcmp(macs[j], mac, 6) == 0;
+		if (!dup && n < max)
+			memcpy(macs[n++], mac, 6);
+	}
+	dpv__spinlock_unlock(&dev->rx_lock);
+	return n;
+}
+
+void dpv__ud_mcast_detach_all(struct dpv_qp *qp)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	struct dpv_mcast *m, *next;
+	TAILQ_HEAD(, dpv_mcast) gone = TAILQ_HEAD_INITIALIZER(gone);
+
+	dpv__spinlock_lock(&dev->rx_lock);
+	for (m = TAILQ_FIRST(&dev->mcasts); m != NULL; m = next) {
+		next = TAILQ_NEXT(m, next);
+		if (m->qp == qp) {
+			TAILQ_REMOVE(&dev->mcasts, m, next);
+			TAILQ_INSERT_TAIL(&gone, m, next);
+			__atomic_fetch_sub(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+		}
+	}
+	dpv__spinlock_unlock(&dev->rx_lock);
+	if (TAILQ_EMPTY(&gone))
+		return;
+	while ((m = TAILQ_FIRST(&gone)) != NULL) {
+		TAILQ_REMOVE(&gone, m, next);
+		free(m);
+	}
+	dpv__roce_port_refresh(dev);
+}
+
+bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16])
+{
+	struct dpv_mcast *m;
+
+	TAILQ_FOREACH(m, &dev->mcasts, next)
+		if (memcmp(m->gid, gid, 16) == 0)
+			return true;
+	return false;
+}

@@ -1,0 +1,448 @@
+#!/bin/bash
+# run_rxe_test.sh BUILD_DIR reference|interop: RoCEv2 between Linux soft-RoCE and the host.
+#
+# QEMU (TCG) boots Debian's kernel (vm_kernel.sh) with the host's root filesystem over 9p, as
+# run_vm_test.sh does, but the guest (guest_rxe.sh) keeps its virtio-net NIC: it gets
+# 10.98.0.2/24 and fd98::2/64 and an rdma_rxe device, rxe0, whose GID table is then
+#   0 fe80::ff:fe00:2 (the MAC's EUI-64), 1 ::ffff:10.98.0.2, 2 fd98::2   (all RoCE v2).
+# The NIC's host side is a tap in a network namespace of this run; tc mirred joins it to a
+# veth pair ($va, $vb) whose far end $vb has the host's addresses 10.98.0.1 and fd98::1 (the
+# kernel answers ARP/ND and carries the pingpongs' TCP exchange) and is where the host's RoCE
+# peer sends and receives, and where tshark captures (the tap is captured too).
+#
+# reference: rdma-core's ibv_ud_pingpong / ibv_rc_pingpong -n 1 on rxe0 against roce_peer.py,
+#   which answers with frames of dpverbs' codec. Passes when every pingpong completes (rxe
+#   accepted our frames) and rxe's own frames pass test_roce_rxe (dpverbs' parser and tshark
+#   agree on every field, the ICRC holds, dpverbs builds the same bytes). DPV_RXE_SAVE=DIR
+#   copies the reference (rxe_frames.pcap, .txt) there: test/wire/rxe/ holds one such copy.
+#   Then rxe resolves dpverbs' addresses: dpv_hold (a service lcore, the program asleep)
+#   answers the ARP and ND of its kernel while roce_peer.py speaks RoCE from them.
+# interop: the unmodified ibv_ud_pingpong on dpverbs (compat/dpv-run, net_af_packet on $vb,
+#   the port's addresses 10.98.0.3 and fd98::3 from the configuration) against rxe's, both
+#   ways and over IPv6 GIDs. Skipped (77) with the reason while dpverbs creates no UD QP
+#   (ud_probe), before the VM boots; once it does, each step passes or fails on the
+#   pingpongs' exit codes and lines. DPV_RXE_FORCE=1 runs them anyway.
+# Exit 77 (skipped) without root, QEMU or /dev/net/tun. DPV_TEST_KEEP=DIR keeps the run's files.
+set -u
+build=$(cd "$1" && pwd)
+mode=${2:-reference}
+here=$(cd "$(dirname "$0")" && pwd)
+[ "$mode" = reference ] || [ "$mode" = interop ] || { echo "usage: $0 BUILD reference|interop"; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: the VM test needs root (tap, netns)"; exit 77; }
+command -v qemu-system-x86_64 > /dev/null ||
+	{ echo "SKIP: no qemu-system-x86_64 (apt-get install qemu-system-x86)"; exit 77; }
+[ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
+for t in depmod cpio dpkg-deb tc tshark ss ibv_ud_pingpong ibv_rc_pingpong rdma; do
+	command -v $t > /dev/null || { echo "FAIL: $t is missing (apt-get install kmod cpio" \
+		"iproute2 tshark ibverbs-utils)"; exit 1; }
+done
+[ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] ||
+	{ echo "FAIL: rxe's provider is missing (apt-get install ibverbs-providers)"; exit 1; }
+
+# The dpverbs port of the interop steps: net_af_packet on $vb, and its RoCE addresses (the
+# port_addr key of the configuration, doc/roce.md "Addressing"): GIDs 1 and 2, as rxe0's.
+DPV_PORT=net_af_packet0
+DPV_ADDR4=10.98.0.3
+DPV_ADDR6=fd98::3
+DPV_ITERS=20                  # pingpong exchanges per interop step
+DPV_SIZE=512
+
+if [ "$mode" = interop ]; then
+	probe=$(DPV_EAL_ARGS="--vdev=net_null0 --log-level=lib.eal:error --log-level=lib.telemetry:error" \
+		"$build/test/vm/ud_probe" 2>&1)
+	case $? in
+	0) echo "interop: $probe" ;;
+	77)
+		# DPV_RXE_FORCE=1 runs the steps anyway (to see them fail: the harness's own check)
+		[ "${DPV_RXE_FORCE:-0}" = 1 ] || { echo "SKIP: $probe"; exit 77; }
+		echo "interop: $probe; DPV_RXE_FORCE=1: running the steps anyway" ;;
+	*) echo "FAIL: $probe"; exit 1 ;;
+	esac
+fi
+
+dir=$(mktemp -d /tmp/dpvrxe.XXXXXX)
+ns=dpvrx$$
+tap=dpvrt$$
+va=dpvra$$
+vb=dpvrb$$
+guest_mac=02:00:00:00:00:02
+qpid= tpid= tpid2= ppid= hpid=
+cleanup() {
+	for p in $ppid $hpid $tpid $tpid2 $qpid; do kill "$p" 2>/dev/null; done
+	[ -n "$qpid" ] && wait "$qpid" 2>/dev/null
+	sleep 0.5
+	for p in $ppid $hpid; do dpdk_dir_rm "$p"; done
+	ip netns del "$ns" 2>/dev/null
+	[ -n "${DPV_TEST_KEEP:-}" ] && cp -r "$dir" "$DPV_TEST_KEEP"
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+# (in the foreground only: a function in the background is a subshell whose pid is not the
+# program's; background programs are started with "ip netns exec", which execs them)
+in_ns() { ip netns exec "$ns" "$@"; }
+
+. "$here/vm_kernel.sh"
+
+network() {
+	ip netns add "$ns" || return 1
+	# IPv6 on $vb only (no router solicitations or MLD from the rest), without DAD: its
+	# fe80:: address is usable at once
+	in_ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$ns" tuntap add dev "$tap" mode tap vnet_hdr || return 1
+	ip -n "$ns" link add "$va" type veth peer name "$vb" || return 1
+	in_ns sysctl -qw net.ipv6.conf."$vb".disable_ipv6=0 net.ipv6.conf."$vb".accept_dad=0
+	# no offloads where the frames leave: the kernel finishes the guest's TCP checksums
+	in_ns ethtool -K "$va" tx off tso off gso off sg off > /dev/null || return 1
+	for i in lo "$tap" "$va" "$vb"; do ip -n "$ns" link set "$i" up; done
+	tc -n "$ns" qdisc add dev "$tap" ingress &&
+	tc -n "$ns" filter add dev "$tap" parent ffff: protocol all u32 match u32 0 0 \
+		action mirred egress redirect dev "$va" &&
+	tc -n "$ns" qdisc add dev "$va" ingress &&
+	tc -n "$ns" filter add dev "$va" parent ffff: protocol all u32 match u32 0 0 \
+		action mirred egress redirect dev "$tap" || return 1
+	ip -n "$ns" addr add 10.98.0.1/24 dev "$vb" &&
+		ip -n "$ns" -6 addr add fd98::1/64 dev "$vb" nodad || return 1
+	vb_mac=$(in_ns cat /sys/class/net/"$vb"/address)
+	vb_ll=$(ip -n "$ns" -6 -br addr show dev "$vb" scope link | grep -o 'fe80::[0-9a-f:]*')
+	[ -n "$vb_ll" ] || { echo "no link-local address on $vb"; return 1; }
+}
+
+boot() {
+	printf '%s\n' "$@" > "$dir/steps"
+	ip netns exec "$ns" qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m 1024 -nodefaults \
+		-display none -serial "file:$dir/console.log" -monitor none -no-reboot \
+		-kernel "$KDIR/vmlinuz" -initrd "$KDIR/initrd.gz" \
+		-append "console=ttyS0 quiet panic=-1 no_timer_check dpv_kver=$KVER dpv_guest=$here/guest_rxe.sh dpv_out=$dir dpv_mods=$KDIR/root dpv_mac=$guest_mac dpv_ip4=10.98.0.2/24 dpv_ip6=fd98::2/64" \
+		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot,addr=0x4 \
+		-fsdev local,id=out,path="$dir",security_model=none \
+		-device virtio-9p-pci,fsdev=out,mount_tag=dpvout,addr=0x5 \
+		-netdev tap,id=net0,ifname="$tap",script=no,downscript=no,vhost=off,vnet_hdr=on \
+		-device virtio-net-pci,netdev=net0,mac=$guest_mac,disable-legacy=on,addr=0x3 \
+		> "$dir/qemu.log" 2>&1 &
+	qpid=$!
+}
+
+# Wait (at most $2 s) for file $1, while the guest lives; 1 if it did not come.
+await() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		[ -e "$1" ] && return 0
+		kill -0 "$qpid" 2>/dev/null || { [ -e "$1" ]; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# Until something listens on TCP port 18515 in the namespace (at most $2 s) or process $1 ends.
+await_listen() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		in_ns ss -Hltn 'sport = :18515' | grep -q . && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# tshark on $vb and on the tap for the whole run (RoCE, ARP/ND and the exchange: no filter)
+capture_start() {
+	ip netns exec "$ns" tshark -i "$vb" -p -B 64 -w "$dir/wire.pcapng" > "$dir/tshark.out" 2>&1 &
+	tpid=$!
+	ip netns exec "$ns" tshark -i "$tap" -p -B 64 -w "$dir/tap.pcapng" \
+		> "$dir/tshark_tap.out" 2>&1 &
+	tpid2=$!
+	local i
+	for i in $(seq 300); do
+		grep -q "Capturing on" "$dir/tshark.out" 2>/dev/null &&
+			grep -q "Capturing on" "$dir/tshark_tap.out" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "the capture is late to start"
+}
+
+capture_stop() {
+	sleep 1
+	kill -INT "$tpid" "$tpid2" 2>/dev/null
+	wait "$tpid" "$tpid2" 2>/dev/null
+	tpid= tpid2=
+}
+
+# The end of guest step $1 (its exit code in $dir/$1/rc): at most $2 s, and at most 20 s after
+# the host's side (process $3) ended; then the guest's program is closed (killed).
+guest_end() {
+	local d=$dir/$1 i grace=0
+	for i in $(seq $(($2 * 10))); do
+		[ -e "$d/rc" ] && return 0
+		kill -0 "$qpid" 2>/dev/null || return 1
+		if ! kill -0 "$3" 2>/dev/null; then
+			grace=$((grace + 1))
+			[ $grace -gt 200 ] && break
+		fi
+		sleep 0.1
+	done
+	touch "$d/close"
+	await "$d/rc" 20
+	echo "$1: the guest's program did not end (closed)"
+	return 1
+}
+
+# ---- reference steps: rxe against roce_peer.py ----
+
+# peer_step NAME ROLE TRANSPORT QPN GID SIZE: the guest's step NAME (in the steps file) against
+# roce_peer.py; passes when both complete and the guest's pingpong did its one exchange.
+peer_step() {
+	local name=$1 role=$2 transport=$3 qpn=$4 gid=$5 size=$6 d=$dir/$1 tcp prc=0 rc=0
+	mkdir -p "$d"
+	tcp=10.98.0.1
+	[ "$role" = client ] && tcp=10.98.0.2
+	if [ "$role" = server ]; then           # ours listens before the guest calls
+		ip netns exec "$ns" /usr/bin/python3 "$here/roce_peer.py" --role server --transport "$transport" \
+			--ifname "$vb" --tcp "$tcp" --gid "$gid" --guest-mac $guest_mac --qpn "$qpn" \
+			--size "$size" --frame-tool "$build/test/vm/roce_frame" --timeout 120 \
+			--json "$d/peer.json" > "$d/peer.out" 2>&1 &
+		ppid=$!
+		await_listen $ppid 30 || echo "$name: the peer does not listen"
+		touch "$d/go"
+	else                                    # the guest listens before ours calls
+		touch "$d/go"
+		await "$d/ready" 120 || echo "$name: the guest's server did not start"
+		ip netns exec "$ns" /usr/bin/python3 "$here/roce_peer.py" --role client --transport "$transport" \
+			--ifname "$vb" --tcp "$tcp" --gid "$gid" --guest-mac $guest_mac --qpn "$qpn" \
+			--size "$size" --frame-tool "$build/test/vm/roce_frame" --timeout 120 \
+			--json "$d/peer.json" > "$d/peer.out" 2>&1 &
+		ppid=$!
+	fi
+	guest_end "$name" 150 $ppid || rc=1
+	for i in $(seq 50); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
+	kill $ppid 2>/dev/null
+	wait $ppid || prc=$?
+	ppid=
+	echo "---- $name: rxe's pingpong (exit $(cat "$d/rc" 2>/dev/null)), roce_peer.py $role $transport (exit $prc)"
+	sed 's/^/  guest: /' "$d/out"
+	sed 's/^/  /' "$d/peer.out"
+	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+	[ $prc = 0 ] || rc=1
+	grep -q '^1 iters in' "$d/out" || rc=1
+	if [ -e "$d/peer.json" ]; then
+		/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['name']=sys.argv[2]; json.dump(d, open(sys.argv[1],'w'))" "$d/peer.json" "$name"
+	else
+		rc=1
+	fi
+	[ $rc = 0 ] && echo "$name: passed" || echo "FAIL: $name"
+	return $rc
+}
+
+# hold_start / hold_stop: dpverbs on $vb with the addresses 10.98.0.3 and fd98::3 and a service
+# lcore, its program asleep (dpv_hold): rxe's kernel resolves those addresses through dpverbs'
+# ARP/ND answers (the pingpongs' AH creation gives up after 1 s without one), while
+# roce_peer.py, on the same veth, speaks RoCE for them.
+hold_start() {
+	printf 'port_addr = %s %s %s\nprogress = 1\n' $DPV_PORT $DPV_ADDR4 $DPV_ADDR6 > "$dir/hold.conf"
+	ip netns exec "$ns" env DPV_CONFIG="$dir/hold.conf" \
+		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 -l 0,1 --log-level=lib.eal:warning --log-level=lib.telemetry:error" \
+		"$build/test/vm/dpv_hold" 300 > "$dir/hold.out" 2>&1 &
+	hpid=$!
+	local i
+	for i in $(seq 300); do
+		grep -q holding "$dir/hold.out" && { grep '^dpv_hold' "$dir/hold.out"; return 0; }
+		kill -0 $hpid 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL: dpv_hold did not start"
+	cat "$dir/hold.out"
+	return 1
+}
+
+hold_stop() {
+	kill $hpid 2>/dev/null
+	wait $hpid 2>/dev/null
+	dpdk_dir_rm $hpid
+	hpid=
+}
+
+# What rxe sent, against dpverbs' codec and tshark.
+check_reference() {
+	local names=("$@") jsons=() n rc=0
+	for n in "${names[@]}"; do
+		[ -e "$dir/$n/peer.json" ] && jsons+=("$dir/$n/peer.json")
+	done
+	mkdir -p "$dir/reference"
+	echo "---- rxe's frames"
+	/usr/bin/python3 "$here/rxe_reference.py" "$dir/reference" $guest_mac \
+		"$dir/wire.pcapng" "$dir/tap.pcapng" "${jsons[@]}" || rc=1
+	"$build/test/test_roce_rxe" "$dir/reference/rxe_frames.pcap" \
+		"$dir/reference/rxe_frames.txt" || rc=1
+	if [ -n "${DPV_RXE_SAVE:-}" ]; then
+		cp "$dir/reference/rxe_frames.pcap" "$dir/reference/rxe_frames.txt" "$DPV_RXE_SAVE/" &&
+			echo "reference saved in $DPV_RXE_SAVE"
+	fi
+	return $rc
+}
+
+# ---- interop steps: the unmodified pingpong on dpverbs against rxe's ----
+#
+# Progress: when rxe's pingpong is the server, it creates its address handle (so the guest's
+# kernel resolves dpverbs' address, and gives up after 1 s) while dpverbs' pingpong, the
+# client, waits in read() for the server's half of the exchange and polls nothing: the
+# library's keeper thread answers ARP/ND for a port nobody polls (doc/roce.md, "Neighbours").
+# Every step runs with the default configuration (direct progress), as a user would.
+
+# dpv_step NAME ROLE GIDX PROGRESS: the guest's step NAME against dpv-run ibv_ud_pingpong as
+# ROLE, with the port progressed by the application (direct) or a service lcore (service).
+dpv_step() {
+	local name=$1 role=$2 gidx=$3 progress=$4 d=$dir/$1 hrc=0 rc=0 args
+	mkdir -p "$d"
+	args=(-g "$gidx" -s $DPV_SIZE -n $DPV_ITERS)
+	[ "$role" = client ] && args+=(10.98.0.2)
+	if [ "$role" = server ]; then
+		dpv_pingpong "$d" "$progress" "${args[@]}" &
+		ppid=$!
+		await_listen $ppid 60 || echo "$name: dpverbs' pingpong does not listen"
+		touch "$d/go"
+	else
+		touch "$d/go"
+		await "$d/ready" 120 || echo "$name: the guest's server did not start"
+		dpv_pingpong "$d" "$progress" "${args[@]}" &
+		ppid=$!
+	fi
+	guest_end "$name" 240 $ppid || rc=1
+	for i in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
+	kill $ppid 2>/dev/null
+	wait $ppid || hrc=$?
+	dpdk_dir_rm $ppid
+	ppid=
+	echo "---- $name: rxe's pingpong (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
+	sed 's/^/  guest: /' "$d/out"
+	grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
+	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+	[ $hrc = 0 ] || rc=1
+	grep -q "^$DPV_ITERS iters in" "$d/out" || rc=1
+	grep -q "^$DPV_ITERS iters in" "$d/host.out" || rc=1
+	[ $rc = 0 ] && echo "$name: passed" || echo "FAIL: $name"
+	return $rc
+}
+
+# dpv_pingpong DIR direct|service ARGS...: ibv_ud_pingpong on dpverbs, in the namespace, on
+# $vb (exec'd all the way, ip netns exec, env and dpv-run included: in the background, $! is
+# the program's pid, which names its DPDK runtime directory; guest_end bounds its time).
+dpv_pingpong() {
+	local d=$1 conf=$dir/dpverbs.conf lcores=
+	[ "$2" = service ] && conf=$dir/dpverbs_service.conf lcores="-l 0,1"
+	shift 2
+	exec ip netns exec "$ns" env DPV_CONFIG="$conf" \
+		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 $lcores --log-level=lib.eal:warning" \
+		"$build/compat/dpv-run" ibv_ud_pingpong "$@" < /dev/null > "$d/host.out" 2>&1
+}
+
+# A dpverbs process that was killed leaves /var/run/dpdk/dpv-PID (its file prefix) behind.
+dpdk_dir_rm() {
+	[ -n "$1" ] && ! kill -0 "$1" 2>/dev/null && rm -rf "/var/run/dpdk/dpv-$1"
+}
+
+# dpverbs' port as the unmodified ibv_devinfo sees it: GIDs 1 and 2 must be its two addresses
+# (RoCE v2), as rxe0's are the guest's; a GID 0 of another type than rxe's is said.
+dpv_gids() {
+	local out=$dir/dpv_devinfo.txt rc=0
+	in_ns env DPV_CONFIG="$dir/dpverbs.conf" \
+		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 --log-level=lib.eal:warning" \
+		timeout 60 "$build/compat/dpv-run" ibv_devinfo -v > "$out" 2>&1
+	echo "---- dpverbs' port: $(grep -E 'hca_id|active_mtu' "$out" | tr -s '\t\n ' ' ')"
+	grep 'GID\[' "$out"
+	grep -q "GID\[ *1\]:[[:space:]]*::ffff:$DPV_ADDR4, RoCE v2" "$out" &&
+		grep -q "GID\[ *2\]:[[:space:]]*$DPV_ADDR6, RoCE v2" "$out" ||
+		{ echo "FAIL: dpverbs' GIDs 1 and 2 are not ::ffff:$DPV_ADDR4 and $DPV_ADDR6 (RoCE v2)"
+		  grep -v 'GID\[' "$out" | tail -5; rc=1; }
+	[ "$(grep -o 'GID\[ *0\].*, RoCE v[12]' "$out" | grep -o 'RoCE v[12]')" = \
+	  "$(grep -o 'GID\[ *0\].*, RoCE v[12]' "$dir/devinfo.txt" | grep -o 'RoCE v[12]')" ] ||
+		echo "note: dpverbs' GID 0 is not of the type of rxe0's (RoCE v2)"
+	return $rc
+}
+
+# ---- the run ----
+kernel "$build/vm" || exit 1
+network || { echo "FAIL: cannot set up the tap and veths"; exit 1; }
+capture_start
+start=$(date +%s)
+if [ "$mode" = reference ]; then
+	# rxe sends first (UD over IPv4, 5 bytes: a pad of 3; UD from the link-local GID 0; RC
+	# SEND FIRST/MIDDLE/LAST of 2501 bytes in 1024-byte packets), or we do (UD over IPv6,
+	# 1024 bytes: the whole MTU); then rxe resolving dpverbs' addresses: ARP and ND answered
+	# by dpverbs (dpv_hold) while roce_peer.py speaks RoCE from those addresses
+	boot "ud_ipv4 client ibv_ud_pingpong -d rxe0 -g 1 -s 5 -n 1 10.98.0.1" \
+	     "ud_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s 1024 -n 1" \
+	     "ud_link_local client ibv_ud_pingpong -d rxe0 -g 0 -s 64 -n 1 10.98.0.1" \
+	     "rc_ipv4 client ibv_rc_pingpong -d rxe0 -g 1 -s 2501 -n 1 10.98.0.1" \
+	     "arp_ipv4 server ibv_ud_pingpong -d rxe0 -g 1 -s 16 -n 1" \
+	     "nd_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s 16 -n 1"
+	steps=(ud_ipv4 ud_ipv6 ud_link_local rc_ipv4 arp_ipv4 nd_ipv6)
+else
+	cat > "$dir/dpverbs.conf" <<-EOF
+	# the port's RoCEv2 addresses: GID 1 and GID 2, as rxe0's in the guest
+	port_addr = $DPV_PORT $DPV_ADDR4 $DPV_ADDR6
+	EOF
+	{ cat "$dir/dpverbs.conf"; echo "progress = 1"; } > "$dir/dpverbs_service.conf"
+	boot "dpv_ud_server server ibv_ud_pingpong -d rxe0 -g 1 -s $DPV_SIZE -n $DPV_ITERS" \
+	     "dpv_ud_client client ibv_ud_pingpong -d rxe0 -g 1 -s $DPV_SIZE -n $DPV_ITERS 10.98.0.1" \
+	     "dpv_ud_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s $DPV_SIZE -n $DPV_ITERS"
+	steps=(dpv_ud_server dpv_ud_client dpv_ud_ipv6)
+fi
+rc=0
+if ! await "$dir/setup.log" 120; then
+	echo "FAIL: the guest did not start (QEMU: $(cat "$dir/qemu.log"))"
+	cat "$dir/console.log"
+	exit 1
+fi
+# setup.done once rxe0 is up (guest.rc when it could not be)
+for i in $(seq 1200); do
+	[ -e "$dir/setup.done" ] || [ -e "$dir/guest.rc" ] && break
+	kill -0 "$qpid" 2>/dev/null || break
+	sleep 0.1
+done
+echo "---- the guest: setup ($(($(date +%s) - start)) s after boot)"
+cat "$dir/setup.log"
+if [ ! -e "$dir/setup.done" ]; then
+	echo "FAIL: rxe0 did not come up"
+	cat "$dir/console.log"
+	exit 1
+fi
+# the GID table as the test relies on it
+grep -q '^1 0000:0000:0000:0000:0000:ffff:0a62:0002 RoCE_v2' "$dir/gids.txt" &&
+	grep -q '^2 fd98:0000:0000:0000:0000:0000:0000:0002 RoCE_v2' "$dir/gids.txt" ||
+	{ echo "FAIL: rxe0's GIDs 1 and 2 are not the guest's IPv4 and IPv6 addresses"; rc=1; }
+if [ "$mode" = reference ]; then
+	peer_step ud_ipv4 server ud 0x000123 10.98.0.1 5 || rc=1
+	peer_step ud_ipv6 client ud 0x000124 fd98::1 1024 || rc=1
+	peer_step ud_link_local server ud 0x000125 "$vb_ll" 64 || rc=1
+	peer_step rc_ipv4 server rc 0x000456 10.98.0.1 0 || rc=1
+	if hold_start; then
+		peer_step arp_ipv4 client ud 0x000126 $DPV_ADDR4 16 || rc=1
+		peer_step nd_ipv6 client ud 0x000127 $DPV_ADDR6 16 || rc=1
+		hold_stop
+	else
+		rc=1
+		mkdir -p "$dir/arp_ipv4" "$dir/nd_ipv6"
+		touch "$dir/arp_ipv4/go" "$dir/arp_ipv4/close" "$dir/nd_ipv6/go" "$dir/nd_ipv6/close"
+	fi
+else
+	dpv_gids || rc=1
+	dpv_step dpv_ud_server client 1 direct || rc=1      # the guest serves, dpverbs calls
+	dpv_step dpv_ud_client server 1 direct || rc=1
+	dpv_step dpv_ud_ipv6 client 2 direct || rc=1
+fi
+await "$dir/guest.rc" 60
+wait "$qpid" 2>/dev/null
+qpid=
+capture_stop
+echo "vm: $(($(date +%s) - start)) s from boot to power-off"
+[ "$(cat "$dir/guest.rc" 2>/dev/null)" = 0 ] ||
+	{ echo "FAIL: the guest (guest.rc: '$(cat "$dir/guest.rc" 2>/dev/null)')"; rc=1; }
+for s in "${steps[@]}"; do
+	[ -e "$dir/$s/counters.txt" ] || continue
+	echo "$s: rxe0's counters: $(grep -v ' 0$' "$dir/$s/counters.txt" | tr '\n' ' ')"
+done
+# the reference: rxe's frames to roce_peer.py's own addresses
+[ "$mode" = reference ] && { check_reference ud_ipv4 ud_ipv6 ud_link_local rc_ipv4 || rc=1; }
+[ $rc = 0 ] || { echo "---- console"; tail -40 "$dir/console.log"; }
+exit $rc
