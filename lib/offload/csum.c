@@ -129,16 +129,28 @@ bool dpv__sw_csum_check(const struct rte_mbuf *m, const struct dpv_hdr_info *inf
 	return sum == 0xffff;
 }
 
-bool dpv__rx_csum_ok(const struct rte_mbuf *m)
+bool dpv__rx_csum_ok_parsed(const struct rte_mbuf *m, const struct dpv_hdr_info *parsed)
 {
 	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 	uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	const uint8_t *h = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct dpv_hdr_info info;
 
 	if (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD || l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
 	if (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD && l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
 		return true;
-	dpv__hdr_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &info);
-	return dpv__sw_csum_check(m, &info);
+	if (parsed == NULL) {
+		/* neither IPv4 nor a VLAN tag: no checksum to vouch for, no parse */
+		if (!dpv__may_be_ipv4(h, rte_pktmbuf_data_len(m)))
+			return false;
+		dpv__hdr_parse(h, rte_pktmbuf_data_len(m), &info);
+		parsed = &info;
+	}
+	return dpv__sw_csum_check(m, parsed);
+}
+
+bool dpv__rx_csum_ok(const struct rte_mbuf *m)
+{
+	return dpv__rx_csum_ok_parsed(m, NULL);
 }

@@ -42,6 +42,17 @@ struct dpv_hdr_info {
 	bool fragment;          /* an IP fragment: its L4 header is not (wholly) here */
 };
 
+/* Can frame @h (@len bytes) be IPv4, directly or after VLAN tags? (A test before a parse.) */
+static inline bool dpv__may_be_ipv4(const uint8_t *h, size_t len)
+{
+	uint16_t type;
+
+	if (len < 14)
+		return false;
+	type = (uint16_t)(h[12] << 8 | h[13]);
+	return type == 0x0800 || type == 0x8100 || type == 0x88a8;
+}
+
 /* Parse as far as the bytes go; never fails on short or foreign frames (layers stay 0). */
 void dpv__hdr_parse(const uint8_t *frame, size_t len, struct dpv_hdr_info *info);
 
@@ -115,6 +126,9 @@ void dpv__sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
 /* A received frame's IPv4 header and TCP/UDP checksums are right: the port's word when it
  * gives one (RX checksum flags), else computed. */
 bool dpv__rx_csum_ok(const struct rte_mbuf *m);
+/* The same, with the frame's headers as dpv__hdr_parse gave them (NULL: parsed here, if the
+ * EtherType can be IPv4 at all). */
+bool dpv__rx_csum_ok_parsed(const struct rte_mbuf *m, const struct dpv_hdr_info *parsed);
 
 /* Are the IPv4 header checksum and the TCP/UDP checksum of a received IPv4 frame right?
  * (IP_CSUM_OK: false for anything but IPv4 TCP/UDP non-fragments.) */

@@ -107,7 +107,7 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.progress = dpv__raw_progress,
 	.flush = dpv__raw_flush,
 	.reset = dpv__raw_reset,
-	.port_rx = dpv__raw_port_rx,
+	.port_rx_queue = dpv__raw_port_rx,
 	.mcast = dpv__raw_mcast,
 	.service = true,
 };

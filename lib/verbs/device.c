@@ -206,8 +206,10 @@ static int device_start(struct dpv_device *d)
 		__atomic_store_n(&d->offload.sw_forced, 0, __ATOMIC_RELAXED);
 		dpv__device_faults_start(d);
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
+		rc = dpv__device_rx_init(d);          /* its receive queues */
+	}
 	if (rc == 0)
 		dpv__roce_port_start(d, true);
 	return rc;
@@ -646,13 +648,19 @@ void dpv__device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
 DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats)
 {
 	struct dpv_context *ctx = to_dctx(context);
+	uint64_t cyc[DPV_RXC_STAGES];
 
 	if (ctx == NULL || stats == NULL)
 		return EINVAL;
 	dpv__device_port_stats(ctx->dev, stats);
-	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
-	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
-	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);
+	dpv__device_rx_stats(ctx->dev, &stats->rx_frames, &stats->rx_unsteered, &stats->rx_no_wqe,
+			     cyc);
+	stats->rx_cycles_burst = cyc[DPV_RXC_BURST];
+	stats->rx_cycles_classify = cyc[DPV_RXC_CLASSIFY];
+	stats->rx_cycles_copy = cyc[DPV_RXC_COPY];
+	stats->rx_cycles_cqe = cyc[DPV_RXC_CQE];
+	stats->rx_cycles_free = cyc[DPV_RXC_FREE];
+	stats->tsc_hz = rte_get_tsc_hz();
 	stats->rx_roce = __atomic_load_n(&ctx->dev->roce_cnt.rx, __ATOMIC_RELAXED);
 	stats->rx_roce_bad_icrc = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_icrc, __ATOMIC_RELAXED);
 	stats->rx_roce_malformed = __atomic_load_n(&ctx->dev->roce_cnt.rx_malformed,

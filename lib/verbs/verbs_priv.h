@@ -35,9 +35,36 @@ extern int dpv_logtype_verbs;
 #define VERBS_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpv_logtype_verbs, "dpverbs: " fmt "\n", ##__VA_ARGS__)
 
+/* A counter with one writer at a time (serialized by a lock) that others read without it. */
+static inline void dpv__count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+/* Stages of a port's receive side whose TSC cycles it counts with cycle_stats = 1. */
+enum { DPV_RXC_BURST, DPV_RXC_CLASSIFY, DPV_RXC_COPY, DPV_RXC_CQE, DPV_RXC_FREE,
+       DPV_RXC_STAGES };
+
 /* ---- devices and contexts ---- */
 
+struct dpv_cq;
+
+/* A receive queue of a port, as dpverbs polls it: by one thread at a time (whoever takes its
+ * lock; the others skip it), its counters written by that thread alone. On a cache line of
+ * its own: threads polling different queues share no written line. */
+struct dpv_rxq {
+	dpv_spinlock_t lock;
+	uint16_t id;
+	uint32_t polls;                    /* polls so far (others read it: cq_rx_poll) */
+	uint64_t frames, unsteered, no_wqe;
+	uint64_t cyc[DPV_RXC_STAGES];      /* with cycle_stats: TSC cycles per receive stage */
+	/* the thread that polled it last (pthread_self): written when it changes, read by every
+	 * poller, so on a line of its own */
+	uintptr_t poller __rte_cache_aligned;
+} __rte_cache_aligned;
+
 struct dpv_flow;
+struct dpv_steer;
 struct dpv_roce_port;
 struct dpv_qp;
 struct dpv_mcast;
@@ -64,6 +91,12 @@ struct dpv_roce_counters {
 	uint64_t tx_oversize;      /* UD messages above the path MTU: nothing sent (atomic) */
 };
 
+/* Frames a port's receive side takes from a queue in one burst, and the most a transport's
+ * port_rx may be given at once (with fault injection, a burst's duplicates and frames held
+ * back before): at most 64, transports mark what they consume in a 64-bit mask. */
+#define DPV_RX_BURST 32
+#define DPV_RX_MAX 64
+
 struct dpv_device {
 	struct ibv_device ibdev;
 	const struct dpv_driver_ops *ops;
@@ -81,12 +114,18 @@ struct dpv_device {
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
 	struct dpv_tx_counters txhs_gone;  /* counters of closed transmitters */
-	/* receive steering: rules by priority, and the receive progress of the port */
-	pthread_rwlock_t flows_lock;
+	/* receive steering: rules by priority (changed under flows_mutex), compiled into the
+	 * table bursts read (lib/raw/steer.c), and the receive progress of the port */
+	pthread_mutex_t flows_mutex;
 	TAILQ_HEAD(, dpv_flow) flows;
+	struct dpv_steer *steer;
+	struct dpv_rxq *rxqs;      /* the port's receive queues, once it started */
+	uint16_t nb_rxq;
+	struct dpv_qp **rxq_owner; /* the QP a queue is steered to in hardware (flows_mutex) */
+	/* transports without port_rx_queue get a device's frames one burst at a time */
 	dpv_spinlock_t rx_lock;
-	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
-	uint32_t rx_polls;         /* (__atomic, written under rx_lock) polls of the port */
+	/* what transports without port_rx_queue count (under rx_lock), beside the queues' own */
+	uint64_t rx_unsteered, rx_no_wqe;
 	int rx_users;              /* receivers on the port (RAW: flows); none: it is not polled */
 	/* frames a transport looped back to its own port (RoCE to its own GIDs): received with
 	 * the port's next burst, before its frames (created with the first RoCE QP) */
@@ -243,6 +282,16 @@ void dpv__mr_table_fini(struct dpv_context *ctx);
 #define LKEY_INDEX_BITS 24
 #define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
 
+/* @mr if it contains [addr, addr + len) (*@va: where that is), else NULL. */
+static inline struct dpv_mr *dpv__mr_range(struct dpv_mr *mr, uint64_t addr, uint32_t len,
+					  uint8_t **va)
+{
+	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
+		return NULL;
+	*va = mr->va + (addr - mr->iova);
+	return mr;
+}
+
 /* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). Inline:
  * every non-inline SGE of every send and receive looks its MR up. */
 static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd,
@@ -258,10 +307,7 @@ static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_
 	mr = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
 	if (unlikely(mr == NULL || mr->ibmr.lkey != lkey || mr->pd != pd))
 		return NULL;
-	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
-		return NULL;
-	*va = mr->va + (addr - mr->iova);
-	return mr;
+	return dpv__mr_range(mr, addr, len, va);
 }
 
 /* DMA range registry: page-rounded, reference-counted, never overlapping. */
@@ -319,7 +365,15 @@ struct dpv_cq {
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
+	/* the port's receive queues that fed it lately (bit q: queue q; learnt by the receive
+	 * path in rxq_seen, taken over by its poller in rxq_home, which polls them at every
+	 * round), and each queue's poll count when its poller last looked (progress.c) */
+	uint64_t rxq_home;
+	unsigned int rx_rounds;
+	uint32_t rxq_polls[64];
+	uint64_t rxq_seen __rte_cache_aligned;
 	uint64_t completions;          /* CQEs written */
+	uint64_t cyc_poll, polled;     /* with cycle_stats: ibv_poll_cq's cycles, CQEs taken */
 	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
 	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
 	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
@@ -335,6 +389,8 @@ struct dpv_cq {
 	dpv_spinlock_t poll_lock;
 };
 
+_Static_assert(sizeof(struct dpv_cqe) == 64, "a completion fills one cache line");
+
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 {
 	return container_of_safe(c, struct dpv_cq, ibcq);
@@ -348,6 +404,16 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 		       unsigned int n);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
 int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
+/* A successful receive: what its completion says besides the QP. */
+struct dpv_rx_done {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t wc_flags;
+};
+/* @n successful receive completions of @qp (IBV_WC_RECV), written in place under one CQ
+ * lock; -ENOSPC as above. */
+int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx_done *d,
+		       unsigned int n);
 void dpv__cq_attach_qp(struct dpv_cq *cq);
 void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
@@ -461,6 +527,11 @@ struct dpv_transport_ops {
 	 * that RAW_PACKET's SNIFFER flows still get a copy of them. */
 	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			uint64_t *taken);
+	/* The same, told the receive queue @q the burst came from; it may run for different
+	 * queues of one device at once (the transport guards what their bursts share), which
+	 * port_rx never does (the device's rx_lock). Used instead of port_rx when set. */
+	void (*port_rx_queue)(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+			      uint16_t n, uint64_t *taken);
 	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held);
 	 * @gid NULL, detaching: every group of the QP (ibv_destroy_qp, before the receive side
 	 * lets go of the QP: no frame reaches it through a group afterwards). */
@@ -485,7 +556,8 @@ extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
 /* Stages whose TSC cycles a QP counts when the configuration has cycle_stats = 1. */
-enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
+enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_RECV_POST,
+       DPV_CYC_STAGES };
 extern bool dpv_cycles_on;
 
 static inline bool dpv__cycles(void)
@@ -496,6 +568,19 @@ static inline bool dpv__cycles(void)
 static inline uint64_t dpv__cyc_start(void)
 {
 	return unlikely(dpv__cycles()) ? rte_rdtsc() : 0;
+}
+
+/* With cycle statistics: add the cycles since @since to *@acc and return now (the start of
+ * the next stage); 0 without. */
+static inline uint64_t dpv__cyc_lap(uint64_t *acc, uint64_t since)
+{
+	uint64_t t;
+
+	if (likely(!dpv__cycles()))
+		return 0;
+	t = rte_rdtsc();
+	dpv__count(acc, t - since);
+	return t;
 }
 
 struct dpv_wr_batch;
@@ -628,13 +713,15 @@ static inline void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t 
 				 enum ibv_wc_status status, enum ibv_wc_opcode opcode,
 				 uint32_t len, unsigned int flags)
 {
+	uint32_t qp_num = qp->ibqp.qp_num;   /* read before the stores below, which may alias */
+
 	e->wc.wr_id = wr_id;
 	e->wc.status = status;
 	e->wc.opcode = opcode;
 	e->wc.vendor_err = 0;
 	e->wc.byte_len = len;
 	e->wc.imm_data = 0;
-	e->wc.qp_num = qp->ibqp.qp_num;
+	e->wc.qp_num = qp_num;
 	e->wc.src_qp = 0;
 	e->wc.wc_flags = flags;
 	e->wc.pkey_index = 0;
@@ -730,6 +817,25 @@ void dpv__qp_fail(struct dpv_qp *qp);
  * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
  * @waited) and the port of its device, as polling any of its CQs does. */
 void dpv__port_rx_poll(struct dpv_device *dev);
+/* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
+void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
+/* The receive path delivered frames of queue @q to @cq: @cq's poller learns where they come
+ * from (a line written only when a queue is new to it). */
+static inline void dpv__cq_rxq_seen(struct dpv_cq *cq, const struct dpv_rxq *q)
+{
+	uint64_t bit = 1ull << (q->id & 63);
+
+	if (!(__atomic_load_n(&cq->rxq_seen, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&cq->rxq_seen, bit, __ATOMIC_RELAXED);
+}
+/* The port's receive queues' poll counts, summed (someone polled the port since). */
+uint32_t dpv__device_rx_polls(struct dpv_device *dev);
+/* The port's receive queues' counters, summed (and the device's own, for transports that
+ * count there). */
+void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
+			  uint64_t *no_wqe, uint64_t *cyc);
+/* Set up @dev's receive queues once its port started. -ENOMEM. */
+int dpv__device_rx_init(struct dpv_device *dev);
 /* Fault injection (faults.c): the configured faults at port start, the held frames freed at
  * port stop, and the transmit side for the transports' frames: returns how many of the
  * (possibly changed) @n frames in @pkts (room for @cap) to hand to the port. */
@@ -742,13 +848,14 @@ static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
 	__atomic_fetch_add(&dev->rx_users, delta, __ATOMIC_RELEASE);
 }
-void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
+void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
-/* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
-int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len, bool sniff_only,
-		       struct dpv_qp **out, int max);
+/* Wait until no thread is inside @dev's receive side (a burst holds its queue's lock while it
+ * works, a transport without port_rx_queue the rx_lock too): what was unpublished before (a
+ * steering table, a QP number) is no longer seen by anyone. Not from a receive path. */
+void dpv__device_rx_quiesce(struct dpv_device *dev);
 struct ibv_flow *dpv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv__destroy_flow(struct ibv_flow *flow);
 void dpv__device_flows_init(struct dpv_device *dev);
@@ -782,14 +889,6 @@ static inline struct dpv_qp *dpv__qpn_lookup(struct dpv_device *dev, uint32_t qp
 	return __atomic_load_n(&t->qp[qpn], __ATOMIC_ACQUIRE);
 }
 
-/* Wait until no thread is inside @dev's receive side (it holds rx_lock while it works): what
- * was unpublished before is no longer seen by anyone. */
-static inline void dpv__device_rx_quiesce(struct dpv_device *dev)
-{
-	dpv__spinlock_lock(&dev->rx_lock);
-	dpv__spinlock_unlock(&dev->rx_lock);
-}
-
 /* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
  * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took
  * (a full ring takes fewer: the caller keeps the rest, as when a port queue is full). */
@@ -808,8 +907,8 @@ int dpv__roce_port_init(struct dpv_device *dev);
 void dpv__roce_port_start(struct dpv_device *dev, bool started);
 
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
-void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-		      uint64_t *taken);
+void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+		      uint16_t n, uint64_t *taken);
 
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
