@@ -97,6 +97,9 @@ void dpv__service_work_del(unsigned int lcore, const struct dpv_service_work *w)
 void dpv__service_stop_all(void);
 /* Service lcores in use (at most @max written); returns how many there are. */
 int dpv__service_info(struct dpv_service_info *out, int max);
+/* Is @lcore's service loop running (not stopped)? Its rounds so far in *@rounds: a count that
+ * does not move while it runs says the OS does not give it the CPU. Any thread, no lock. */
+bool dpv__service_rounds(unsigned int lcore, uint64_t *rounds);
 
 /* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
 struct rte_mempool *dpv__pool_get(int socket);

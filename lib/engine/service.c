@@ -71,7 +71,7 @@ static int service_start(unsigned int lcore)
 	rc = rte_eal_remote_launch(service_loop, s, lcore);
 	if (rc != 0)
 		return rc;
-	s->running = true;
+	__atomic_store_n(&s->running, true, __ATOMIC_RELEASE);   /* read unlocked: rounds */
 	s->held = false;
 	ENGINE_LOG(INFO, "service lcore %u (NUMA socket %u) started", lcore,
 		   rte_lcore_to_socket_id(lcore));
@@ -87,7 +87,7 @@ static void service_stop(unsigned int lcore)
 		return;
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(lcore);
-	s->running = false;
+	__atomic_store_n(&s->running, false, __ATOMIC_RELEASE);
 }
 
 DPV_EXPORT int dpv_service_lcore_start(unsigned int lcore)
@@ -247,6 +247,15 @@ int dpv__service_info(struct dpv_service_info *out, int max)
 	}
 	pthread_mutex_unlock(&services_lock);
 	return n;
+}
+
+bool dpv__service_rounds(unsigned int lcore, uint64_t *rounds)
+{
+	const struct service *s = &services[lcore];
+
+	*rounds = __atomic_load_n(&s->rounds, __ATOMIC_RELAXED);
+	return __atomic_load_n(&s->running, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
 }
 
 DPV_EXPORT int dpv_thread_register(void)

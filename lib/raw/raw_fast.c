@@ -39,42 +39,91 @@ static inline bool gather_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, 
 	return true;
 }
 
+/* Is @wr the fast path's to take? Its length in *@len. */
+static inline bool fast_wr(const struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
+{
+	const struct dpv_device *dev = qp->ctx->dev;
+	uint32_t f = wr->send_flags;
+	uint64_t l;
+
+	if (unlikely(((wr->opcode ^ IBV_WR_SEND) | (f & ~FAST_FLAGS)) != 0 ||
+		     (unsigned int)wr->num_sge - 1u >= qp->fast_sge || wr->sg_list == NULL))
+		return false;
+	l = wr->sg_list[0].length;
+	for (int i = 1; i < wr->num_sge; i++)
+		l += wr->sg_list[i].length;
+	/* one compare per WR: the limits were folded when the QP entered RTS */
+	if (unlikely(l - ETH_HLEN >= (f & IBV_SEND_INLINE ? qp->fast_span_inline :
+							     qp->fast_span_copy)))
+		return false;
+	if (unlikely((f & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(&dev->caps, &dev->offload)))
+		return false;
+	*len = (uint32_t)l;
+	return true;
+}
+
+/* Copy @wr's bytes (@len of them) to @dst. False if an SGE is outside its MR. */
+static inline bool fast_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *dst,
+			     uint32_t len)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	if (wr->num_sge == 1 && inl) {
+		rte_memcpy(dst, (void *)(uintptr_t)wr->sg_list[0].addr, len);
+		return true;
+	}
+	return gather_copy(qp, wr, dst, inl);
+}
+
+/* @wr's gather list as lib/offload takes it: each SGE's bytes (MR lookup inline). False if
+ * an SGE is outside its MR. */
+static inline bool fast_segs(struct dpv_qp *qp, const struct ibv_send_wr *wr,
+			     struct dpv_tx_seg *seg)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct ibv_sge *sge = &wr->sg_list[i];
+		uint8_t *va = (uint8_t *)(uintptr_t)sge->addr;
+
+		if (!inl && sge->length != 0 &&
+		    dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va) == NULL)
+			return false;
+		seg[i] = (struct dpv_tx_seg){ va, sge->length };
+	}
+	return true;
+}
+
 /* The frame of @wr, or NULL when the WR is not the fast path's to take. */
 static inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_send_wr *wr,
 					  uint32_t *len_out)
 {
 	struct dpv_txh *h = qp->txh;
-	uint32_t f = wr->send_flags;
-	bool inl = f & IBV_SEND_INLINE;
-	uint64_t len;
+	uint32_t f = wr->send_flags, len;
 	struct rte_mbuf *m;
 
-	if (unlikely(((wr->opcode ^ IBV_WR_SEND) | (f & ~FAST_FLAGS)) != 0 ||
-		     (unsigned int)wr->num_sge - 1u >= qp->fast_sge || wr->sg_list == NULL))
-		return NULL;
-	len = wr->sg_list[0].length;
-	for (int i = 1; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;
-	/* one compare per WR: the limits were folded when the QP entered RTS */
-	if (unlikely(len - ETH_HLEN >= (inl ? qp->fast_span_inline : qp->fast_span_copy)))
-		return NULL;
-	if (unlikely((f & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(h->caps, h->ctl)))
+	if (!fast_wr(qp, wr, &len))
 		return NULL;
 	m = dpv__tx_mbuf(h, &h->build);
 	if (unlikely(m == NULL))
 		return NULL;
-	if (wr->num_sge == 1 && inl) {
-		rte_memcpy(rte_pktmbuf_mtod(m, uint8_t *), (void *)(uintptr_t)wr->sg_list[0].addr,
-			   len);
-	} else if (unlikely(!gather_copy(qp, wr, rte_pktmbuf_mtod(m, uint8_t *), inl))) {
-		rte_pktmbuf_free(m);
-		return NULL;
+	if (f & IBV_SEND_IP_CSUM) {
+		struct dpv_tx_seg seg[FAST_SGE];
+
+		if (unlikely(!fast_segs(qp, wr, seg))) {
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		dpv__tx_copy_csum(h, m, seg, (uint16_t)wr->num_sge, len);   /* summed as copied */
+	} else {
+		if (unlikely(!fast_copy(qp, wr, rte_pktmbuf_mtod(m, uint8_t *), len))) {
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		m->data_len = (uint16_t)len;
+		m->pkt_len = len;
 	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	if (f & IBV_SEND_IP_CSUM)
-		dpv__tx_csum(h, m);
-	*len_out = (uint32_t)len;
+	*len_out = len;
 	return m;
 }
 
@@ -174,7 +223,6 @@ int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ib
 		w->status = IBV_WC_SUCCESS;
 		w->released = 1;           /* copied: no application memory in the frame */
 		w->nb_mr = 0;
-		w->deferred = 0;
 		if (w->signaled)
 			l.sig[l.ns++] = sq->post;
 		l.bytes += l.lens[l.n];
@@ -195,4 +243,134 @@ generic:
 		rc = dpv__raw_post_list(qp, wr, bad_wr);
 	dpv__qp_unlock(qp);
 	return rc;
+}
+
+/* ---- service mode: the same WRs, posted by one thread and sent by the service lcore ---- */
+
+/* The posting thread's side: each fast WR's bytes are copied into its slot's data and its
+ * descriptor written (16 bytes); the head is published once per list. Only lines of the
+ * posting thread are written, and the service lcore reads them a burst at a time. */
+int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint32_t post, room, len;
+	uint64_t bytes = 0;
+	int rc = 0;
+
+	dpv__qp_lock(qp);
+	if (unlikely(dpv__qp_state(qp) != IBV_QPS_RTS || dpv__cycles()))
+		goto generic;
+	post = sq->post;
+	room = sq->max_wr - (post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE));
+	for (; wr != NULL && room != 0; wr = wr->next, room--) {
+		struct dpv_svc_desc *d = &sq->desc[post & sq->mask];
+		uint32_t f = wr->send_flags;
+
+		if (!fast_wr(qp, wr, &len) || !fast_copy(qp, wr, dpv__sq_data(sq, post), len))
+			break;
+		d->wr_id = wr->wr_id;
+		d->len = len;
+		d->flags = DPV_SVC_COPY | (f & IBV_SEND_IP_CSUM ? DPV_SVC_IP_CSUM : 0) |
+			   (qp->sq_sig_all || (f & IBV_SEND_SIGNALED) ? DPV_SVC_SIGNALED : 0);
+		d->opcode = IBV_WC_SEND;
+		d->status = IBV_WC_SUCCESS;
+		d->nb_mr = 0;
+		bytes += len;
+		post++;
+	}
+	if (post != sq->post) {
+		qp->tx_wrs += post - sq->post;
+		qp->tx_bytes += bytes;
+		sq->post = post;
+		__atomic_store_n(&sq->head, post, __ATOMIC_RELEASE);
+	}
+generic:
+	if (wr != NULL)
+		rc = dpv__raw_post_list(qp, wr, bad_wr);
+	dpv__qp_unlock(qp);
+	return rc;
+}
+
+/* A frame of the port's queue that must wait (the port was full): its WQE, as the generic
+ * kick sends it later. */
+static void svc_keep(struct dpv_qp *qp, uint32_t slot, struct rte_mbuf *m)
+{
+	const struct dpv_svc_desc *d = &qp->sq.desc[slot & qp->sq.mask];
+	struct dpv_wqe *w = &qp->sq.wqe[slot & qp->sq.mask];
+
+	w->wr_id = d->wr_id;
+	w->frame = m;
+	w->byte_len = d->len;
+	w->opcode = d->opcode;
+	w->signaled = d->flags & DPV_SVC_SIGNALED;
+	w->status = IBV_WC_SUCCESS;
+	w->released = 1;
+	w->nb_mr = 0;
+}
+
+/* One burst of the copy descriptors from sent on (nothing older outstanding): frames built
+ * as the direct fast path builds them, one tx_burst, the completions of what the port took
+ * written in one go and the cursors moved once. Returns false when the rest must wait for a
+ * later round (the port full, no mbufs) or is not for this path. */
+static bool svc_burst(struct dpv_qp *qp, uint32_t head)
+{
+	struct dpv_sq *sq = &qp->sq;
+	struct dpv_txh *h = qp->txh;
+	struct fast_list l = { .first = sq->sent };
+	uint32_t slot = sq->sent;
+
+	for (; l.n < FAST_BURST && slot != head; slot++) {
+		const struct dpv_svc_desc *d = &sq->desc[slot & sq->mask];
+		struct rte_mbuf *m;
+
+		if (!(d->flags & DPV_SVC_COPY))
+			break;
+		m = dpv__tx_mbuf(h, &h->build);
+		if (unlikely(m == NULL))
+			break;
+		if (d->flags & DPV_SVC_IP_CSUM) {
+			struct dpv_tx_seg one = { dpv__sq_data(sq, slot), d->len };
+
+			dpv__tx_copy_csum(h, m, &one, 1, d->len);
+		} else {
+			rte_memcpy(rte_pktmbuf_mtod(m, uint8_t *), dpv__sq_data(sq, slot), d->len);
+			m->data_len = (uint16_t)d->len;
+			m->pkt_len = d->len;
+		}
+		if (d->flags & DPV_SVC_SIGNALED) {
+			struct dpv_wqe *w = &sq->wqe[slot & sq->mask];
+
+			/* what the CQE is written from */
+			w->wr_id = d->wr_id;
+			w->byte_len = d->len;
+			w->opcode = d->opcode;
+			w->status = IBV_WC_SUCCESS;
+			l.sig[l.ns++] = slot;
+		}
+		l.lens[l.n] = d->len;
+		l.bytes += d->len;
+		l.pkts[l.n++] = m;
+	}
+	if (l.n == 0)
+		return false;
+	h->cnt.copied += l.n;
+	fast_burst(qp, l.pkts, l.lens, l.n, l.bytes);
+	sq->built = l.first + l.n;
+	for (uint32_t s = sq->sent; s != sq->built; s++)
+		svc_keep(qp, s, l.pkts[s - l.first]);
+	fast_complete(qp, l.first, l.sig, l.ns);
+	return l.n == FAST_BURST && sq->sent == sq->built;
+}
+
+void dpv__raw_service_send(struct dpv_qp *qp)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
+
+	if (unlikely(qp->pace.kbps != 0 || dpv__cycles()))
+		return;                           /* the generic kick asks the pacer */
+	while (sq->sent != head && sq->built == sq->sent && sq->done == sq->sent &&
+	       svc_burst(qp, head))
+		;
 }

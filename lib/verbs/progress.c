@@ -86,6 +86,8 @@ void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
 			continue;
 		if (!qp->service)         /* a service-mode QP's service lcore does this */
 			qp->ops->progress(qp);
+		else                      /* ... unless it does not get a CPU */
+			dpv__service_qp_help(qp);
 		dpv__qp_unlock(qp);
 	}
 	dpv__spinlock_unlock(&ctx->qps_lock);

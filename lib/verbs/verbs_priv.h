@@ -339,13 +339,33 @@ struct dpv_wqe {
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
 	uint8_t released;          /* the transport is done with it (dpv__wqe_release) */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
-	uint8_t deferred;          /* service mode: checked, built by the service lcore later */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
 };
 
-/* Service mode: what the service lcore builds a WR's frame from, besides its slot's gather
- * list and data copy. Kept out of struct dpv_wqe, whose ring the direct path walks (40 bytes
- * a slot: 1024 of them fit in L1; measured 8 % slower at 56). */
+/* Service mode: a posted WR as the posting thread hands it to the service lcore, 16 bytes
+ * (four to a cache line). The posting thread writes a slot's descriptor, data, gather list
+ * and MRs, and nothing else of the SQ but post and head; the service side writes the WQE
+ * ring (from the descriptors, when it takes them), sent, done and built: no cache line is
+ * written from both cores. */
+struct dpv_svc_desc {
+	uint64_t wr_id;
+	uint32_t len;              /* byte_len */
+	uint8_t flags;             /* enum dpv_svc_flags */
+	uint8_t opcode;            /* enum ibv_wc_opcode */
+	uint8_t status;            /* enum ibv_wc_status decided while posting */
+	uint8_t nb_mr;             /* MRs it holds a reference on (DPV_SVC_BUILD), in mrs[] */
+};
+
+enum dpv_svc_flags {
+	DPV_SVC_SIGNALED = 1 << 0,
+	DPV_SVC_COPY = 1 << 1,     /* the whole frame is in the slot's data: copied into an mbuf */
+	DPV_SVC_IP_CSUM = 1 << 2,  /* ... with IP_CSUM */
+	DPV_SVC_BUILD = 1 << 3,    /* lib/offload builds it from the slot's dpv_tx_desc */
+	/* neither COPY nor BUILD: no frame, the WR completes with its status */
+};
+
+/* Service mode, DPV_SVC_BUILD: what lib/offload builds the frame from, besides the slot's
+ * gather list and data copy (inline data, then the TSO header). */
 struct dpv_tx_desc {
 	uint32_t flags;            /* enum dpv_tx_flags */
 	uint16_t nseg, mss, tso_hdr_len;
@@ -353,27 +373,37 @@ struct dpv_tx_desc {
 };
 
 /* The cursors sit on cache lines of their writers' own: in service mode the posting thread
- * writes post (per WR) and head (once per list), the service lcore sent and done, the polling
- * thread freed. A line another core reads while its owner writes it moves at every write
- * (measured: publishing head per WR cost ~1 us per WR between the two vCPUs here). */
+ * writes post (per WR) and head (once per list), the service lcore sent, done and built (once
+ * per burst), the polling thread freed. A line another core reads while its owner writes it
+ * moves at every write (measured: publishing head per WR cost ~1 us per WR between the two
+ * vCPUs here). The fields before them are read-only once the QP is set up. */
 struct dpv_sq {
 	struct dpv_wqe *wqe;
 	uint32_t size, mask;       /* slots: a power of two >= max_wr */
 	uint32_t max_wr;
 	uint32_t max_sge;
 	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
+	/* service mode: each slot's descriptor, its gather list (max_sge entries) and build
+	 * parameters (DPV_SVC_BUILD), and data_stride bytes of data: the frame (DPV_SVC_COPY),
+	 * or a copy of inline data and the TSO header */
+	uint32_t data_stride;
+	struct dpv_svc_desc *desc;
+	struct dpv_tx_desc *desc_tx;
+	struct dpv_tx_seg *desc_seg;
+	uint8_t *desc_data;
 	uint32_t post __rte_cache_aligned;   /* next slot to post (the posting thread's) */
 	uint32_t head __rte_cache_aligned;   /* post, published at the end of each list */
 	uint32_t sent __rte_cache_aligned;   /* next slot to hand to the driver */
 	uint32_t done;             /* next slot to complete */
+	uint32_t built;            /* service mode: [sent, built) taken into WQEs, frames built */
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
-	/* service mode: each slot's gather list (max_sge entries) and a copy of its inline data
-	 * and TSO header (data_stride bytes), the descriptor the service lcore builds from */
-	struct dpv_tx_desc *desc;
-	struct dpv_tx_seg *desc_seg;
-	uint8_t *desc_data;
-	uint32_t data_stride;
 };
+
+/* Service mode: the data of the descriptor at @slot. */
+static inline uint8_t *dpv__sq_data(const struct dpv_sq *sq, uint32_t slot)
+{
+	return sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
+}
 
 struct dpv_rwqe {
 	uint64_t wr_id;
@@ -497,6 +527,9 @@ struct dpv_qp {
 	uint64_t fast_span_inline, fast_span_copy;
 	struct dpv_sq sq;
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
+	/* service mode: what pollers saw of the service lcore (dpv__service_qp_help) */
+	uint64_t help_rounds, help_seen, help_checked;
+	bool helping;
 	uint64_t tx_frames __rte_cache_aligned;    /* the sending thread's (service lcore) */
 	uint64_t tx_errors;
 	uint64_t tx_completed;     /* WRs completed (signaled or not, errors and flushes too) */
@@ -604,6 +637,9 @@ void dpv__device_service_init(struct dpv_device *dev);
 int dpv__service_qp_add(struct dpv_qp *qp);
 /* Take it off; when this returns the service lcore no longer touches it. */
 void dpv__service_qp_del(struct dpv_qp *qp);
+/* A poller of a service-mode QP's context (QP lock held): if the QP's service lcore runs but
+ * made no round for a while (the OS gave its CPU to others), do its work for this QP. */
+void dpv__service_qp_help(struct dpv_qp *qp);
 
 /* Check a state transition's attribute mask (the table of qp_state.c). */
 int dpv__qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
@@ -627,9 +663,9 @@ static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
 }
 void dpv__sq_fini(struct dpv_qp *qp);
-/* Room for service-mode descriptors (inline data up to @max_inline, TSO headers up to
- * @max_hdr); -ENOMEM. The SQ must be empty. */
-int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
+/* Room for service-mode descriptors with @data bytes of data per slot (a frame the posting
+ * thread copies; inline data and a TSO header); -ENOMEM. The SQ must be empty. */
+int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data);
 void dpv__wqe_put_mrs(struct dpv_wqe *w);
 /* The transport is done with @w (any thread): its MRs are let go, it may complete. */
 void dpv__wqe_release(void *w);
@@ -706,6 +742,11 @@ int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
+/* Service mode: the posting thread's fast path (descriptors), and the service lcore's
+ * (bursts of them built, sent and completed in one go; the generic kick takes the rest). */
+int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+void dpv__raw_service_send(struct dpv_qp *qp);
 void dpv__raw_progress(struct dpv_qp *qp);
 void dpv__raw_flush(struct dpv_qp *qp);
 bool dpv__raw_reset(struct dpv_qp *qp);
