@@ -84,7 +84,7 @@ sanitized() {
 }
 
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
-TSAN_TESTS="concurrency completions service roce_addr"
+TSAN_TESTS="concurrency completions service service_help roce_addr"
 tsan() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
 	[ -f "$BUILD-tsan/build.ninja" ] ||
