@@ -254,6 +254,9 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
 	struct dpv_sq *sq = &qp->sq;
+	struct dpv_svc_desc *const desc = sq->desc;
+	const uint32_t mask = sq->mask;
+	const unsigned int sig_all = qp->sq_sig_all ? DPV_SVC_SIGNALED : 0;
 	uint32_t post, room, len;
 	uint64_t bytes = 0;
 	int rc = 0;
@@ -264,18 +267,16 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 	post = sq->post;
 	room = sq->max_wr - (post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE));
 	for (; wr != NULL && room != 0; wr = wr->next, room--) {
-		struct dpv_svc_desc *d = &sq->desc[post & sq->mask];
+		struct dpv_svc_desc *d = &desc[post & mask];
 		uint32_t f = wr->send_flags;
 
 		if (!fast_wr(qp, wr, &len) || !fast_copy(qp, wr, dpv__sq_data(sq, post), len))
 			break;
 		d->wr_id = wr->wr_id;
 		d->len = len;
-		d->flags = DPV_SVC_COPY | (f & IBV_SEND_IP_CSUM ? DPV_SVC_IP_CSUM : 0) |
-			   (qp->sq_sig_all || (f & IBV_SEND_SIGNALED) ? DPV_SVC_SIGNALED : 0);
-		d->opcode = IBV_WC_SEND;
-		d->status = IBV_WC_SUCCESS;
-		d->nb_mr = 0;
+		d->meta = dpv__svc_meta(DPV_SVC_COPY | sig_all |
+					(f & (DPV_SVC_SIGNALED | DPV_SVC_IP_CSUM)),
+					IBV_WC_SEND, IBV_WC_SUCCESS, 0);
 		bytes += len;
 		post++;
 	}
@@ -292,21 +293,33 @@ generic:
 	return rc;
 }
 
-/* A frame of the port's queue that must wait (the port was full): its WQE, as the generic
- * kick sends it later. */
-static void svc_keep(struct dpv_qp *qp, uint32_t slot, struct rte_mbuf *m)
+/* The WQE of the descriptor at @slot: the CQE is written from it, or the generic kick sends
+ * its frame @m later (the port was full). */
+static void svc_wqe(struct dpv_sq *sq, const struct dpv_svc_desc *d, uint32_t slot,
+		    struct rte_mbuf *m)
 {
-	const struct dpv_svc_desc *d = &qp->sq.desc[slot & qp->sq.mask];
-	struct dpv_wqe *w = &qp->sq.wqe[slot & qp->sq.mask];
+	struct dpv_wqe *w = &sq->wqe[slot & sq->mask];
 
 	w->wr_id = d->wr_id;
 	w->frame = m;
 	w->byte_len = d->len;
-	w->opcode = d->opcode;
-	w->signaled = d->flags & DPV_SVC_SIGNALED;
+	w->opcode = (uint8_t)dpv__svc_opcode(d);
+	w->signaled = dpv__svc_flags(d) & DPV_SVC_SIGNALED;
 	w->status = IBV_WC_SUCCESS;
 	w->released = 1;
 	w->nb_mr = 0;
+}
+
+/* A frame from its slot's data into an mbuf's: whole cache lines (the slot's data is a
+ * whole number of them, the mbuf's room checked), no size dispatch for small frames. */
+static inline void svc_copy(uint8_t *dst, const uint8_t *src, uint32_t len, uint32_t room)
+{
+	if (unlikely(RTE_ALIGN_CEIL(len, RTE_CACHE_LINE_SIZE) > room)) {
+		rte_memcpy(dst, src, len);
+		return;
+	}
+	for (uint32_t off = 0; off < len; off += RTE_CACHE_LINE_SIZE)
+		rte_mov64(dst + off, src + off);
 }
 
 /* One burst of the copy descriptors from sent on (nothing older outstanding): frames built
@@ -317,50 +330,51 @@ static bool svc_burst(struct dpv_qp *qp, uint32_t head)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct dpv_txh *h = qp->txh;
-	struct fast_list l = { .first = sq->sent };
-	uint32_t slot = sq->sent;
+	const struct dpv_svc_desc *const desc = sq->desc;
+	const uint32_t mask = sq->mask, first = sq->sent, small = h->small_max;
+	struct rte_mbuf *pkts[FAST_BURST];
+	uint32_t lens[FAST_BURST], sig[FAST_BURST], slot = first;
+	unsigned int n = 0, ns = 0;
+	uint64_t bytes = 0;
 
-	for (; l.n < FAST_BURST && slot != head; slot++) {
-		const struct dpv_svc_desc *d = &sq->desc[slot & sq->mask];
+	for (; n < FAST_BURST && slot != head; slot++) {
+		const struct dpv_svc_desc *d = &desc[slot & mask];
+		unsigned int flags = dpv__svc_flags(d);
+		uint32_t len = d->len;
+		const uint8_t *data = dpv__sq_data(sq, slot);
 		struct rte_mbuf *m;
 
-		if (!(d->flags & DPV_SVC_COPY))
+		if (!(flags & DPV_SVC_COPY))
 			break;
 		m = dpv__tx_mbuf(h, &h->build);
 		if (unlikely(m == NULL))
 			break;
-		if (d->flags & DPV_SVC_IP_CSUM) {
-			struct dpv_tx_seg one = { dpv__sq_data(sq, slot), d->len };
+		if (flags & DPV_SVC_IP_CSUM) {
+			struct dpv_tx_seg one = { data, len };
 
-			dpv__tx_copy_csum(h, m, &one, 1, d->len);
+			dpv__tx_copy_csum(h, m, &one, 1, len);
 		} else {
-			rte_memcpy(rte_pktmbuf_mtod(m, uint8_t *), dpv__sq_data(sq, slot), d->len);
-			m->data_len = (uint16_t)d->len;
-			m->pkt_len = d->len;
+			svc_copy(rte_pktmbuf_mtod(m, uint8_t *), data, len, small);
+			m->data_len = (uint16_t)len;
+			m->pkt_len = len;
 		}
-		if (d->flags & DPV_SVC_SIGNALED) {
-			struct dpv_wqe *w = &sq->wqe[slot & sq->mask];
-
-			/* what the CQE is written from */
-			w->wr_id = d->wr_id;
-			w->byte_len = d->len;
-			w->opcode = d->opcode;
-			w->status = IBV_WC_SUCCESS;
-			l.sig[l.ns++] = slot;
-		}
-		l.lens[l.n] = d->len;
-		l.bytes += d->len;
-		l.pkts[l.n++] = m;
+		if (flags & DPV_SVC_SIGNALED)
+			sig[ns++] = slot;
+		lens[n] = len;
+		bytes += len;
+		pkts[n++] = m;
 	}
-	if (l.n == 0)
+	if (n == 0)
 		return false;
-	h->cnt.copied += l.n;
-	fast_burst(qp, l.pkts, l.lens, l.n, l.bytes);
-	sq->built = l.first + l.n;
+	h->cnt.copied += n;
+	fast_burst(qp, pkts, lens, (uint16_t)n, bytes);
+	sq->built = first + n;
+	for (unsigned int k = 0; k < ns; k++)       /* what the CQEs are written from */
+		svc_wqe(sq, &desc[sig[k] & mask], sig[k], NULL);
 	for (uint32_t s = sq->sent; s != sq->built; s++)
-		svc_keep(qp, s, l.pkts[s - l.first]);
-	fast_complete(qp, l.first, l.sig, l.ns);
-	return l.n == FAST_BURST && sq->sent == sq->built;
+		svc_wqe(sq, &desc[s & mask], s, pkts[s - first]);
+	fast_complete(qp, first, sig, ns);
+	return n == FAST_BURST && sq->sent == sq->built;
 }
 
 void dpv__raw_service_send(struct dpv_qp *qp)

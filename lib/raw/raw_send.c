@@ -189,25 +189,24 @@ static void sq_post_service(struct dpv_qp *qp, const struct ibv_send_wr *wr, uin
 	struct dpv_tx_seg *seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge];
 	struct dpv_tx_req req = { .seg = seg, .len = len };
 	enum ibv_qp_state state = dpv__qp_state(qp);
+	unsigned int flags = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ?
+			     DPV_SVC_SIGNALED : 0;
+	unsigned int status = IBV_WC_WR_FLUSH_ERR;
 	uint8_t nb_mr = 0;
 
-	*d = (struct dpv_svc_desc){
-		.wr_id = wr->wr_id,
-		.len = len,
-		.opcode = dpv__wr_wc_opcode(wr->opcode),
-		.flags = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ?
-			 DPV_SVC_SIGNALED : 0,
-		.status = IBV_WC_WR_FLUSH_ERR,
-	};
-	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
-		return;
-	d->status = gather(qp, wr, dpv__sq_mrs(sq, slot), seg, &req.nseg, &nb_mr);
-	if (d->status != IBV_WC_SUCCESS)
-		return;                           /* fails when it executes */
-	wr_req(wr, tso_info, &req);
-	svc_defer(qp, slot, seg, &req, nb_mr);
-	d->flags |= DPV_SVC_BUILD;
-	d->nb_mr = nb_mr;
+	if (state == IBV_QPS_RTS || state == IBV_QPS_SQD) {
+		status = gather(qp, wr, dpv__sq_mrs(sq, slot), seg, &req.nseg, &nb_mr);
+		if (status == IBV_WC_SUCCESS) {
+			wr_req(wr, tso_info, &req);
+			svc_defer(qp, slot, seg, &req, nb_mr);
+			flags |= DPV_SVC_BUILD;
+		} else {
+			nb_mr = 0;                /* fails when it executes, holding nothing */
+		}
+	}
+	d->wr_id = wr->wr_id;
+	d->len = len;
+	d->meta = dpv__svc_meta(flags, dpv__wr_wc_opcode(wr->opcode), status, nb_mr);
 }
 
 static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len,
@@ -335,22 +334,23 @@ static bool svc_take(struct dpv_qp *qp, uint32_t slot, bool build)
 	struct dpv_wqe *w = &sq->wqe[slot & sq->mask];
 	uint8_t *data = dpv__sq_data(sq, slot);
 	struct dpv_tx_seg one = { data, d->len };
+	unsigned int flags = dpv__svc_flags(d);
 	struct dpv_tx_req req = { .seg = &one, .nseg = 1, .len = d->len, .owner = w,
 				  .flags = DPV_TX_INLINE |
-					   (d->flags & DPV_SVC_IP_CSUM ? DPV_TX_IP_CSUM : 0) };
+					   (flags & DPV_SVC_IP_CSUM ? DPV_TX_IP_CSUM : 0) };
 	int rc;
 
 	w->wr_id = d->wr_id;
 	w->byte_len = d->len;
-	w->opcode = d->opcode;
-	w->signaled = d->flags & DPV_SVC_SIGNALED;
-	w->status = d->status;
-	w->nb_mr = d->nb_mr;
+	w->opcode = (uint8_t)dpv__svc_opcode(d);
+	w->signaled = flags & DPV_SVC_SIGNALED;
+	w->status = (uint8_t)dpv__svc_status(d);
+	w->nb_mr = (uint8_t)dpv__svc_nb_mr(d);
 	w->released = 0;
 	w->frame = NULL;
-	if (!build || !(d->flags & (DPV_SVC_COPY | DPV_SVC_BUILD)))
+	if (!build || !(flags & (DPV_SVC_COPY | DPV_SVC_BUILD)))
 		return true;
-	if (d->flags & DPV_SVC_BUILD)
+	if (flags & DPV_SVC_BUILD)
 		req = (struct dpv_tx_req){
 			.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge],
 			.nseg = t->nseg, .flags = t->flags, .len = d->len, .owner = w, .mss = t->mss,

@@ -350,17 +350,44 @@ struct dpv_wqe {
 struct dpv_svc_desc {
 	uint64_t wr_id;
 	uint32_t len;              /* byte_len */
-	uint8_t flags;             /* enum dpv_svc_flags */
-	uint8_t opcode;            /* enum ibv_wc_opcode */
-	uint8_t status;            /* enum ibv_wc_status decided while posting */
-	uint8_t nb_mr;             /* MRs it holds a reference on (DPV_SVC_BUILD), in mrs[] */
+	/* dpv__svc_meta(): enum dpv_svc_flags, enum ibv_wc_opcode, the enum ibv_wc_status decided
+	 * while posting, the MRs it holds (DPV_SVC_BUILD) in its slot's mrs; one 32-bit store
+	 * (byte stores may alias anything: the posting loop would reload the QP after each) */
+	uint32_t meta;
 };
 
+static inline uint32_t dpv__svc_meta(unsigned int flags, unsigned int opcode,
+				     unsigned int status, unsigned int nb_mr)
+{
+	return flags | opcode << 8 | status << 16 | nb_mr << 24;
+}
+
+static inline unsigned int dpv__svc_flags(const struct dpv_svc_desc *d)
+{
+	return d->meta & 0xff;
+}
+
+static inline unsigned int dpv__svc_opcode(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 8 & 0xff;
+}
+
+static inline unsigned int dpv__svc_status(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 16 & 0xff;
+}
+
+static inline unsigned int dpv__svc_nb_mr(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 24;
+}
+
 enum dpv_svc_flags {
-	DPV_SVC_SIGNALED = 1 << 0,
-	DPV_SVC_COPY = 1 << 1,     /* the whole frame is in the slot's data: copied into an mbuf */
-	DPV_SVC_IP_CSUM = 1 << 2,  /* ... with IP_CSUM */
-	DPV_SVC_BUILD = 1 << 3,    /* lib/offload builds it from the slot's dpv_tx_desc */
+	/* SIGNALED and IP_CSUM are the send_flags bits: the fast path takes them with a mask */
+	DPV_SVC_SIGNALED = IBV_SEND_SIGNALED,
+	DPV_SVC_IP_CSUM = IBV_SEND_IP_CSUM,        /* with DPV_SVC_COPY */
+	DPV_SVC_COPY = 1 << 5,     /* the whole frame is in the slot's data: copied into an mbuf */
+	DPV_SVC_BUILD = 1 << 6,    /* lib/offload builds it from the slot's dpv_tx_desc */
 	/* neither COPY nor BUILD: no frame, the WR completes with its status */
 };
 
