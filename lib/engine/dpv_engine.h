@@ -74,9 +74,11 @@ const char *dpv__eal_args_used(void);
 void dpv__eal_at_stop(void (*fn)(void));
 
 /* Service lcores (service.c). A work item is called over and over by its service lcore, with
- * the lcore's work list locked (dpv__service_work_del waits for the round in progress). */
+ * the lcore's work list locked (dpv__service_work_del waits for the round in progress); it
+ * returns whether it found something to do (0: nothing), so that a service lcore idle for a
+ * while can let another thread of its CPU run. */
 struct dpv_service_work {
-	void (*fn)(void *arg);
+	unsigned int (*fn)(void *arg);
 	void *arg;
 };
 

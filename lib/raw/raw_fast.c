@@ -20,6 +20,27 @@
 #define FAST_SGE 4                 /* SGEs a WR may have on the fast path */
 #define FAST_BURST 32
 #define ETH_HLEN 14
+/* Service mode: how many slots ahead each side asks for the other core's cache lines (a
+ * descriptor and its data were last written, or read, on the other core: the transfers of
+ * several slots overlap instead of stalling one after the other) */
+#define SVC_AHEAD 8
+
+/* Ask for the cache lines of the slot @ahead after @slot: its data line, and its descriptor's
+ * when that starts a line (four descriptors to a line). */
+static inline void svc_prefetch(const struct dpv_sq *sq, uint32_t slot, bool write)
+{
+	const void *d = dpv__sq_data(sq, slot), *desc = &sq->desc[slot & sq->mask];
+
+	if (write) {
+		__builtin_prefetch(d, 1, 3);
+		if ((slot & 3) == 0)
+			__builtin_prefetch(desc, 1, 3);
+	} else {
+		rte_prefetch0(d);
+		if ((slot & 3) == 0)
+			rte_prefetch0(desc);
+	}
+}
 
 /* Copy the WR's gather list into @dst. False if an SGE is outside its MR: the generic path
  * then completes the WR with LOC_PROT_ERR. */
@@ -270,6 +291,8 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 		struct dpv_svc_desc *d = &desc[post & mask];
 		uint32_t f = wr->send_flags;
 
+		svc_prefetch(sq, post + SVC_AHEAD, true);
+
 		if (!fast_wr(qp, wr, &len) || !fast_copy(qp, wr, dpv__sq_data(sq, post), len))
 			break;
 		d->wr_id = wr->wr_id;
@@ -337,12 +360,17 @@ static bool svc_burst(struct dpv_qp *qp, uint32_t head)
 	unsigned int n = 0, ns = 0;
 	uint64_t bytes = 0;
 
+	for (uint32_t i = 0; i < SVC_AHEAD && first + i != head; i++)
+		svc_prefetch(sq, first + i, false);
 	for (; n < FAST_BURST && slot != head; slot++) {
 		const struct dpv_svc_desc *d = &desc[slot & mask];
 		unsigned int flags = dpv__svc_flags(d);
 		uint32_t len = d->len;
 		const uint8_t *data = dpv__sq_data(sq, slot);
 		struct rte_mbuf *m;
+
+		if (slot + SVC_AHEAD - head > SVC_AHEAD)   /* slot + SVC_AHEAD before head */
+			svc_prefetch(sq, slot + SVC_AHEAD, false);
 
 		if (!(flags & DPV_SVC_COPY))
 			break;
@@ -377,14 +405,15 @@ static bool svc_burst(struct dpv_qp *qp, uint32_t head)
 	return n == FAST_BURST && sq->sent == sq->built;
 }
 
-void dpv__raw_service_send(struct dpv_qp *qp)
+bool dpv__raw_service_send(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
 	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 
 	if (unlikely(qp->pace.kbps != 0 || dpv__cycles()))
-		return;                           /* the generic kick asks the pacer */
+		return false;                     /* the generic kick asks the pacer */
 	while (sq->sent != head && sq->built == sq->sent && sq->done == sq->sent &&
 	       svc_burst(qp, head))
 		;
+	return sq->sent == head;
 }

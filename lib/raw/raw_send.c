@@ -462,9 +462,10 @@ void dpv__raw_progress(struct dpv_qp *qp)
 	enum ibv_qp_state state = dpv__qp_state(qp);
 
 	if (state == IBV_QPS_RTS) {
-		if (qp->service)
-			dpv__raw_service_send(qp);    /* the fast batches first */
-		sq_kick(qp);
+		/* service mode: the fast bursts first; what was posted meanwhile waits for the
+		 * next round rather than for the generic kick */
+		if (!qp->service || !dpv__raw_service_send(qp))
+			sq_kick(qp);
 		state = dpv__qp_state(qp);
 	}
 	if (state == IBV_QPS_SQE || state == IBV_QPS_ERR)

@@ -770,10 +770,11 @@ int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
 /* Service mode: the posting thread's fast path (descriptors), and the service lcore's
- * (bursts of them built, sent and completed in one go; the generic kick takes the rest). */
+ * (bursts of them built, sent and completed in one go; the generic kick takes the rest:
+ * false when some of what was posted when it started is left to it). */
 int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
-void dpv__raw_service_send(struct dpv_qp *qp);
+bool dpv__raw_service_send(struct dpv_qp *qp);
 void dpv__raw_progress(struct dpv_qp *qp);
 void dpv__raw_flush(struct dpv_qp *qp);
 bool dpv__raw_reset(struct dpv_qp *qp);

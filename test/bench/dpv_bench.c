@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 	struct ibv_send_wr wr[DEPTH], *bad;
 	struct ibv_wc wc[64];
 	uint64_t posted = 0, last = 0, limit = 0, stuck = 0;
-	int ring, got;
+	int ring, got, spins = 0;
 	double start, mark;
 
 	while ((c = getopt(argc, argv, "m:b:s:t:cp:dyn:")) != -1) {
@@ -248,14 +248,17 @@ int main(int argc, char **argv)
 		if (got < 0)
 			return 1;
 		/* the SQ full and nothing completed: the service lcore (or the port) is behind;
-		 * let it have the CPU if it shares this one (always so under valgrind, where a
-		 * count, -n, sleeps instead so that failed posts do not fill the count) */
+		 * after a while let it have the CPU if it shares this one (always so under
+		 * valgrind, where a count, -n, sleeps at once so that failed posts do not fill
+		 * the count) */
 		if (rc == ENOMEM && got == 0 && bad == &wr[at]) {
 			stuck++;
 			if (limit != 0)
 				usleep(200);
-			else
+			else if (++spins % 4096 == 0)
 				sched_yield();
+		} else {
+			spins = 0;
 		}
 		if (limit != 0 && posted >= limit) {
 			printf("frames %llu\nstuck %llu\n", (unsigned long long)posted,
