@@ -114,7 +114,11 @@ void dpv__sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
 
 /* Has the frame a TCP or UDP checksum that IP_CSUM computes? (IP, not a fragment, the
  * whole TCP/UDP header parsed) */
-bool dpv__csum_has_l4(const struct dpv_hdr_info *info);
+static inline bool dpv__csum_has_l4(const struct dpv_hdr_info *info)
+{
+	return info->l3 != DPV_L3_NONE && !info->fragment && info->l4_len != 0 &&
+	       (info->l4_proto == 6 || info->l4_proto == 17);     /* TCP, UDP */
+}
 
 /* The L4 bytes a checksum covers in a frame of @frame_len bytes whose IP header is @l3: what
  * the IP header says, clamped to the frame (Ethernet padding is not summed). */

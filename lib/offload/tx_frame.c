@@ -361,14 +361,25 @@ static void copy_run(uint8_t *dst, struct cursor *c, uint32_t len, uint16_t *sum
 static void copy_summed(uint8_t *dst, const struct dpv_tx_seg *seg, uint16_t nseg, uint32_t len,
 			const struct dpv_hdr_info *info, const uint8_t *hdr)
 {
-	struct cursor c = { .seg = seg, .nseg = nseg };
 	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len;
 	uint32_t l4_len = dpv__l4_length(info, hdr + info->l2_len, len);
 	uint16_t sum = 0;
 
-	copy_run(dst, &c, l4_off, NULL);
-	copy_run(dst + l4_off, &c, l4_len, &sum);
-	copy_run(dst + l4_off + l4_len, &c, len - l4_off - l4_len, NULL);
+	if (nseg == 1) {                  /* one piece: no cursor */
+		const uint8_t *src = seg[0].addr;
+
+		rte_memcpy(dst, src, l4_off);
+		sum = dpv__cksum_copy(0, dst + l4_off, src + l4_off, l4_len, 0);
+		if (l4_off + l4_len < len)
+			rte_memcpy(dst + l4_off + l4_len, src + l4_off + l4_len,
+				   len - l4_off - l4_len);
+	} else {
+		struct cursor c = { .seg = seg, .nseg = nseg };
+
+		copy_run(dst, &c, l4_off, NULL);
+		copy_run(dst + l4_off, &c, l4_len, &sum);
+		copy_run(dst + l4_off + l4_len, &c, len - l4_off - l4_len, NULL);
+	}
 	dpv__sw_csum_summed(dst, info, l4_len, sum);
 }
 
