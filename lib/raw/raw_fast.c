@@ -44,7 +44,7 @@ static inline void svc_prefetch(const struct dpv_sq *sq, uint32_t slot, bool wri
 
 /* Copy the WR's gather list into @dst. False if an SGE is outside its MR: the generic path
  * then completes the WR with LOC_PROT_ERR. */
-static inline bool gather_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *dst,
+static __rte_always_inline bool gather_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *dst,
 			       bool inl)
 {
 	for (int i = 0; i < wr->num_sge; i++) {
@@ -61,9 +61,8 @@ static inline bool gather_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, 
 }
 
 /* Is @wr the fast path's to take? Its length in *@len. */
-static inline bool fast_wr(const struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
+static __rte_always_inline bool fast_wr(const struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
 {
-	const struct dpv_device *dev = qp->ctx->dev;
 	uint32_t f = wr->send_flags;
 	uint64_t l;
 
@@ -77,14 +76,15 @@ static inline bool fast_wr(const struct dpv_qp *qp, const struct ibv_send_wr *wr
 	if (unlikely(l - ETH_HLEN >= (f & IBV_SEND_INLINE ? qp->fast_span_inline :
 							     qp->fast_span_copy)))
 		return false;
-	if (unlikely((f & IBV_SEND_IP_CSUM) && !dpv__tx_ip_csum_allowed(&dev->caps, &dev->offload)))
+	if (unlikely((f & IBV_SEND_IP_CSUM) &&
+		     !dpv__tx_ip_csum_allowed(qp->txh->caps, qp->txh->ctl)))   /* read-only */
 		return false;
 	*len = (uint32_t)l;
 	return true;
 }
 
 /* Copy @wr's bytes (@len of them) to @dst. False if an SGE is outside its MR. */
-static inline bool fast_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *dst,
+static __rte_always_inline bool fast_copy(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint8_t *dst,
 			     uint32_t len)
 {
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
@@ -116,7 +116,7 @@ static inline bool fast_segs(struct dpv_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /* The frame of @wr, or NULL when the WR is not the fast path's to take. */
-static inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_send_wr *wr,
+static __rte_always_inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_send_wr *wr,
 					  uint32_t *len_out)
 {
 	struct dpv_txh *h = qp->txh;
@@ -218,36 +218,45 @@ static void fast_flush(struct dpv_qp *qp, struct fast_list *l)
 int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct dpv_sq *sq = &qp->sq;
+	/* in locals: the WQE's byte fields may alias anything, the compiler would reload them */
+	struct dpv_wqe *const ring = sq->wqe;
+	const uint32_t mask = sq->mask;
+	const uint8_t sig_all = qp->sq_sig_all;
 	struct fast_list l;
-	uint32_t room;
+	uint32_t room, post;
 	int rc = 0;
 
 	dpv__qp_lock(qp);
 	if (unlikely(dpv__qp_state(qp) != IBV_QPS_RTS || sq->sent != sq->head || dpv__cycles()))
 		goto generic;
-	l.first = sq->post;
+	post = sq->post;
+	l.first = post;
 	l.n = 0;
 	l.ns = 0;
 	l.bytes = 0;
-	room = sq->max_wr - (sq->post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE));
+	room = sq->max_wr - (post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE));
 	for (; wr != NULL && room != 0; wr = wr->next, room--) {
-		struct dpv_wqe *w = &sq->wqe[sq->post & sq->mask];
-		struct rte_mbuf *m = fast_frame(qp, wr, &l.lens[l.n]);
+		struct dpv_wqe *w = &ring[post & mask];
+		uint32_t len;
+		struct rte_mbuf *m = fast_frame(qp, wr, &len);
+		uint8_t sig;
 
 		if (m == NULL)
 			break;
+		sig = sig_all | !!(wr->send_flags & IBV_SEND_SIGNALED);
 		w->wr_id = wr->wr_id;
 		w->frame = m;
-		w->byte_len = l.lens[l.n];
+		w->byte_len = len;
 		w->opcode = IBV_WC_SEND;
-		w->signaled = qp->sq_sig_all | !!(wr->send_flags & IBV_SEND_SIGNALED);
+		w->signaled = sig;
 		w->status = IBV_WC_SUCCESS;
 		w->released = 1;           /* copied: no application memory in the frame */
 		w->nb_mr = 0;
-		if (w->signaled)
-			l.sig[l.ns++] = sq->post;
-		l.bytes += l.lens[l.n];
-		sq->post++;
+		if (sig)
+			l.sig[l.ns++] = post;
+		l.lens[l.n] = len;
+		l.bytes += len;
+		sq->post = ++post;
 		l.pkts[l.n++] = m;
 		if (unlikely(l.n == FAST_BURST)) {
 			fast_flush(qp, &l);
