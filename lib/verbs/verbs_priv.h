@@ -535,13 +535,15 @@ struct dpv_qp {
 	enum ibv_qp_type type;
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
-	dpv_spinlock_t lock;
-	/* Service mode: the posting thread (under lock) checks WRs, builds frames and publishes
-	 * sq.head; the service lcore (under svc_lock) hands them to the port and completes them.
-	 * Control operations (modify, destroy) take both. */
+	/* Service mode: the posting thread (under lock) checks WRs, writes their descriptors and
+	 * publishes sq.head; the service lcore (under svc_lock) builds the frames, hands them to
+	 * the port and completes them. Control operations (modify, destroy) take both. */
 	bool service;
 	bool svc_listed;           /* on its device's service array */
-	dpv_spinlock_t svc_lock __rte_cache_aligned;   /* not on the line of lock */
+	/* each lock on a line of its own: the posting thread writes lock per list, the service
+	 * lcore svc_lock per round, and both read state and service above every time */
+	dpv_spinlock_t lock __rte_cache_aligned;
+	dpv_spinlock_t svc_lock __rte_cache_aligned;
 	struct ibv_qp_cap cap;
 	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
 	uint8_t port_num;

@@ -35,6 +35,6 @@ for mode in inline zc; do
 		printf "%-22s %8s (%11s) %8s (%11s) %6s\n" \
 			"$([ "$mode" = zc ] && echo non-inline || echo inline), burst $burst" \
 			"$d" "$(spread < "$tmp/d")" "$s" "$(spread < "$tmp/s")" \
-			"$(awk -v a="$s" -v b="$d" 'BEGIN {printf "%.2f", b > 0 ? a / b : 0}')"
+			"$(awk -v a="$s" -v b="$d" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
 	done
 done
