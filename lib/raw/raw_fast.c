@@ -20,16 +20,19 @@
 #define FAST_SGE 4                 /* SGEs a WR may have on the fast path */
 #define FAST_BURST 32
 #define ETH_HLEN 14
-/* Service mode: how many slots ahead each side asks for the other core's cache lines (a
- * descriptor and its data were last written, or read, on the other core: the transfers of
- * several slots overlap instead of stalling one after the other) */
+/* Service mode: how far ahead each side asks for the other core's cache lines (a descriptor
+ * and the data ring were last written, or read, on the other core: the transfers of several
+ * lines overlap instead of stalling one after the other): SVC_AHEAD slots of descriptors,
+ * as many lines of data (one per 64-byte frame) */
 #define SVC_AHEAD 8
 
-/* Ask for the cache lines of the slot @ahead after @slot: its data line, and its descriptor's
- * when that starts a line (four descriptors to a line). */
-static inline void svc_prefetch(const struct dpv_sq *sq, uint32_t slot, bool write)
+/* Ask for the descriptor line of @slot when it starts a line (four descriptors to a line)
+ * and the data line at @data_pos, for writing (the posting thread) or for reading. */
+static inline void svc_prefetch(const struct dpv_sq *sq, uint32_t slot, uint32_t data_pos,
+				bool write)
 {
-	const void *d = dpv__sq_data(sq, slot), *desc = &sq->desc[slot & sq->mask];
+	const void *d = sq->desc_data + (data_pos < sq->data_cap ? data_pos : 0);
+	const void *desc = &sq->desc[slot & sq->mask];
 
 	if (write) {
 		/* PREFETCHW (ownership: the service lcore has the line shared); a NOP on CPUs
@@ -295,7 +298,7 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 	struct dpv_svc_desc *const desc = sq->desc;
 	const uint32_t mask = sq->mask;
 	const unsigned int sig_all = qp->sq_sig_all ? DPV_SVC_SIGNALED : 0;
-	uint32_t post, room, len;
+	uint32_t post, pos, room, len;
 	uint64_t bytes = 0;
 	int rc = 0;
 
@@ -303,15 +306,19 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 	if (unlikely(dpv__qp_state(qp) != IBV_QPS_RTS || dpv__cycles()))
 		goto generic;
 	post = sq->post;
+	pos = sq->data_post;
 	room = sq->max_wr - (post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE));
 	for (; wr != NULL && room != 0; wr = wr->next, room--) {
 		struct dpv_svc_desc *d = &desc[post & mask];
-		uint32_t f = wr->send_flags;
+		uint32_t f = wr->send_flags, at;
 
-		svc_prefetch(sq, post + SVC_AHEAD, true);
-
-		if (!fast_wr(qp, wr, &len) || !fast_copy(qp, wr, dpv__sq_data(sq, post), len))
+		svc_prefetch(sq, post + SVC_AHEAD, pos + SVC_AHEAD * RTE_CACHE_LINE_SIZE, true);
+		if (!fast_wr(qp, wr, &len))
 			break;
+		at = dpv__sq_data_at(sq, pos, len);
+		if (!fast_copy(qp, wr, sq->desc_data + at, len))
+			break;
+		pos = dpv__sq_data_end(at, len);
 		d->wr_id = wr->wr_id;
 		d->len = len;
 		d->meta = dpv__svc_meta(DPV_SVC_COPY | sig_all |
@@ -324,6 +331,7 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 		qp->tx_wrs += post - sq->post;
 		qp->tx_bytes += bytes;
 		sq->post = post;
+		sq->data_post = pos;
 		__atomic_store_n(&sq->head, post, __ATOMIC_RELEASE);
 	}
 generic:
@@ -386,21 +394,23 @@ static bool svc_burst(struct dpv_qp *qp, uint32_t head, struct svc_round *r)
 	uint64_t bytes = 0;
 
 	for (uint32_t i = 0; i < SVC_AHEAD && first + i != head; i++)
-		svc_prefetch(sq, first + i, false);
+		svc_prefetch(sq, first + i, sq->data_built + i * RTE_CACHE_LINE_SIZE, false);
 	for (; n < FAST_BURST && slot != head; slot++) {
 		const struct dpv_svc_desc *d = &desc[slot & mask];
 		unsigned int flags = dpv__svc_flags(d);
 		uint32_t len = d->len;
-		const uint8_t *data = dpv__sq_data(sq, slot);
+		const uint8_t *data;
 		struct rte_mbuf *m;
 
 		if (slot + SVC_AHEAD - head > SVC_AHEAD)   /* slot + SVC_AHEAD before head */
-			svc_prefetch(sq, slot + SVC_AHEAD, false);
+			svc_prefetch(sq, slot + SVC_AHEAD,
+				     sq->data_built + SVC_AHEAD * RTE_CACHE_LINE_SIZE, false);
 		if (!(flags & DPV_SVC_COPY))
 			break;
 		m = dpv__tx_mbuf(h, &h->build);
 		if (unlikely(m == NULL))
 			break;
+		data = dpv__sq_data_take(sq, len);
 		if (flags & DPV_SVC_IP_CSUM) {
 			struct dpv_tx_seg one = { data, len };
 

@@ -72,7 +72,7 @@ static void fast_limits(struct dpv_qp *qp)
 	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
 
 	if (qp->service)                  /* the posting thread copies the frame into its slot */
-		one = RTE_MIN(one, (uint64_t)qp->sq.data_stride);
+		one = RTE_MIN(one, (uint64_t)qp->sq.data_max);
 
 	qp->fast_span_inline = span_from(RTE_MIN(one, (uint64_t)qp->lim.max_inline_data));
 	qp->fast_span_copy = span_from(h->caps->zero_copy ?

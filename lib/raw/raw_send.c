@@ -83,6 +83,12 @@ static void hold_mrs(struct dpv_wqe *w, uint8_t nb_mr)
 	w->nb_mr = nb_mr;
 }
 
+/* The slot data a DPV_SVC_BUILD descriptor has: its inline data, then its TSO header. */
+static inline uint32_t svc_data_len(bool inl, uint32_t len, uint16_t hdr_len)
+{
+	return (inl ? len : 0) + hdr_len;
+}
+
 /* Service mode: what lib/offload builds the frame from, kept in the slot — the gather list
  * is there already; inline data and the TSO header are copied now (the application may
  * reuse them when ibv_post_send returns). The WR holds its MRs until it is released. */
@@ -90,10 +96,14 @@ static void svc_defer(struct dpv_qp *qp, uint32_t slot, struct dpv_tx_seg *seg,
 		      const struct dpv_tx_req *req, uint8_t nb_mr)
 {
 	struct dpv_sq *sq = &qp->sq;
-	uint8_t *data = dpv__sq_data(sq, slot);
+	uint32_t need = svc_data_len(req->flags & DPV_TX_INLINE, req->len, req->tso_hdr_len);
+	uint32_t at = dpv__sq_data_at(sq, sq->data_post, need);
+	uint8_t *data = sq->desc_data + at;
 	struct dpv_tx_desc *t = &sq->desc_tx[slot & sq->mask];
 	struct dpv_mr **mrs = dpv__sq_mrs(sq, slot);
 	uint32_t off = 0;
+
+	sq->data_post = dpv__sq_data_end(at, need);
 
 	*t = (struct dpv_tx_desc){ .flags = req->flags, .nseg = req->nseg, .mss = req->mss,
 				   .tso_hdr_len = req->tso_hdr_len };
@@ -332,9 +342,13 @@ static bool svc_take(struct dpv_qp *qp, uint32_t slot, bool build)
 	const struct dpv_svc_desc *d = &sq->desc[slot & sq->mask];
 	const struct dpv_tx_desc *t = &sq->desc_tx[slot & sq->mask];
 	struct dpv_wqe *w = &sq->wqe[slot & sq->mask];
-	uint8_t *data = dpv__sq_data(sq, slot);
-	struct dpv_tx_seg one = { data, d->len };
 	unsigned int flags = dpv__svc_flags(d);
+	uint32_t need = flags & DPV_SVC_COPY ? d->len :
+			flags & DPV_SVC_BUILD ? svc_data_len(t->flags & DPV_TX_INLINE, d->len,
+							   t->tso_hdr_len) : 0;
+	uint32_t data_built = sq->data_built;
+	const uint8_t *data = dpv__sq_data_take(sq, need);
+	struct dpv_tx_seg one = { data, d->len };
 	struct dpv_tx_req req = { .seg = &one, .nseg = 1, .len = d->len, .owner = w,
 				  .flags = DPV_TX_INLINE |
 					   (flags & DPV_SVC_IP_CSUM ? DPV_TX_IP_CSUM : 0) };
@@ -359,8 +373,10 @@ static bool svc_take(struct dpv_qp *qp, uint32_t slot, bool build)
 			.tso_hdr_len = t->tso_hdr_len, .tso_info = &t->tso_info,
 		};
 	rc = dpv__tx_build(qp->txh, &req, &w->frame);
-	if (rc == -ENOMEM || rc == -ENOBUFS)
+	if (rc == -ENOMEM || rc == -ENOBUFS) {
+		sq->data_built = data_built;      /* taken again next round */
 		return false;
+	}
 	if (rc != 0) {
 		w->frame = NULL;
 		w->status = rc == -EMSGSIZE ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_QP_OP_ERR;

@@ -24,6 +24,7 @@ int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
 	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
 	sq->post = sq->head = sq->sent = sq->done = sq->built = sq->freed = 0;
+	sq->data_post = sq->data_built = 0;
 	if (sq->wqe == NULL || sq->mrs == NULL) {
 		free(sq->wqe);
 		free(sq->mrs);
@@ -56,13 +57,14 @@ int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data)
 {
 	if (sq->desc != NULL)
 		return 0;
-	/* each slot's data on cache lines of its own: the service lcore reads whole lines */
-	sq->data_stride = RTE_ALIGN_CEIL(RTE_MAX(data, 1u), RTE_CACHE_LINE_SIZE);
+	/* every slot's largest data, and one more for the end of the ring a wrap leaves */
+	sq->data_max = RTE_ALIGN_CEIL(RTE_MAX(data, 1u), RTE_CACHE_LINE_SIZE);
+	sq->data_cap = (sq->size + 1) * sq->data_max;
 	sq->desc = aligned_alloc(RTE_CACHE_LINE_SIZE,
 				 RTE_ALIGN_CEIL(sq->size * sizeof(*sq->desc), RTE_CACHE_LINE_SIZE));
 	sq->desc_tx = calloc(sq->size, sizeof(*sq->desc_tx));
 	sq->desc_seg = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->desc_seg));
-	sq->desc_data = aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)sq->size * sq->data_stride);
+	sq->desc_data = aligned_alloc(RTE_CACHE_LINE_SIZE, sq->data_cap);
 	if (sq->desc == NULL || sq->desc_tx == NULL || sq->desc_seg == NULL ||
 	    sq->desc_data == NULL) {
 		free(sq->desc);
@@ -148,6 +150,7 @@ bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
 void dpv__sq_clear(struct dpv_sq *sq)
 {
 	sq->post = sq->sent = sq->built = 0;
+	sq->data_post = sq->data_built = 0;
 	__atomic_store_n(&sq->head, 0, __ATOMIC_RELAXED);   /* head and done: read unlocked */
 	__atomic_store_n(&sq->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);

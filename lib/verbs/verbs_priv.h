@@ -411,25 +411,47 @@ struct dpv_sq {
 	uint32_t max_sge;
 	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
 	/* service mode: each slot's descriptor, its gather list (max_sge entries) and build
-	 * parameters (DPV_SVC_BUILD), and data_stride bytes of data: the frame (DPV_SVC_COPY),
-	 * or a copy of inline data and the TSO header */
-	uint32_t data_stride;
+	 * parameters (DPV_SVC_BUILD); and a ring of the slots' data — the frame (DPV_SVC_COPY),
+	 * or copies of inline data and the TSO header —, packed in post order on whole cache
+	 * lines (a 64-byte frame takes one line, the next frame's the next), at most data_max
+	 * bytes a slot, data_cap bytes in all (room for every slot's largest and a wrap) */
+	uint32_t data_max, data_cap;
 	struct dpv_svc_desc *desc;
 	struct dpv_tx_desc *desc_tx;
 	struct dpv_tx_seg *desc_seg;
 	uint8_t *desc_data;
 	uint32_t post __rte_cache_aligned;   /* next slot to post (the posting thread's) */
+	uint32_t data_post;        /* service mode: where the next posted slot's data goes */
 	uint32_t head __rte_cache_aligned;   /* post, published at the end of each list */
 	uint32_t sent __rte_cache_aligned;   /* next slot to hand to the driver */
 	uint32_t done;             /* next slot to complete */
 	uint32_t built;            /* service mode: [sent, built) taken into WQEs, frames built */
+	uint32_t data_built;       /* service mode: where the data of the slot at built is */
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
 };
 
-/* Service mode: the data of the descriptor at @slot. */
-static inline uint8_t *dpv__sq_data(const struct dpv_sq *sq, uint32_t slot)
+/* Service mode: where @need bytes of slot data go when the data ring's cursor is at @pos
+ * (a slot's data never wraps around the ring's end); the cursor then moves to
+ * dpv__sq_data_end(). Both sides run these on the same lengths in the same order, the
+ * posting thread with data_post, the service side with data_built, so a descriptor needs no
+ * offset. */
+static inline uint32_t dpv__sq_data_at(const struct dpv_sq *sq, uint32_t pos, uint32_t need)
 {
-	return sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
+	return pos + RTE_ALIGN_CEIL(need, RTE_CACHE_LINE_SIZE) > sq->data_cap ? 0 : pos;
+}
+
+static inline uint32_t dpv__sq_data_end(uint32_t at, uint32_t need)
+{
+	return at + RTE_ALIGN_CEIL(need, RTE_CACHE_LINE_SIZE);
+}
+
+/* The service side takes the data of the descriptor at built (@need bytes): where it is. */
+static inline const uint8_t *dpv__sq_data_take(struct dpv_sq *sq, uint32_t need)
+{
+	uint32_t at = dpv__sq_data_at(sq, sq->data_built, need);
+
+	sq->data_built = dpv__sq_data_end(at, need);
+	return sq->desc_data + at;
 }
 
 struct dpv_rwqe {
@@ -692,8 +714,8 @@ static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
 }
 void dpv__sq_fini(struct dpv_qp *qp);
-/* Room for service-mode descriptors with @data bytes of data per slot (a frame the posting
- * thread copies; inline data and a TSO header); -ENOMEM. The SQ must be empty. */
+/* Room for service-mode descriptors with at most @data bytes of data per slot (a frame the
+ * posting thread copies; inline data and a TSO header); -ENOMEM. The SQ must be empty. */
 int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data);
 void dpv__wqe_put_mrs(struct dpv_wqe *w);
 /* The transport is done with @w (any thread): its MRs are let go, it may complete. */
