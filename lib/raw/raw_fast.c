@@ -23,7 +23,7 @@
 /* Service mode: how far ahead each side asks for the other core's cache lines (a descriptor
  * and the data ring were last written, or read, on the other core: the transfers of several
  * lines overlap instead of stalling one after the other): SVC_AHEAD slots of descriptors,
- * as many lines of data (one per 64-byte frame) */
+ * as many pieces of data (one per frame up to 128 bytes) */
 #define SVC_AHEAD 8
 
 /* Ask for the descriptor line of @slot when it starts a line (four descriptors to a line)
@@ -312,7 +312,7 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 		struct dpv_svc_desc *d = &desc[post & mask];
 		uint32_t f = wr->send_flags, at;
 
-		svc_prefetch(sq, post + SVC_AHEAD, pos + SVC_AHEAD * RTE_CACHE_LINE_SIZE, true);
+		svc_prefetch(sq, post + SVC_AHEAD, pos + SVC_AHEAD * DPV_SVC_DATA_ALIGN, true);
 		if (!fast_wr(qp, wr, &len))
 			break;
 		at = dpv__sq_data_at(sq, pos, len);
@@ -394,7 +394,7 @@ static bool svc_burst(struct dpv_qp *qp, uint32_t head, struct svc_round *r)
 	uint64_t bytes = 0;
 
 	for (uint32_t i = 0; i < SVC_AHEAD && first + i != head; i++)
-		svc_prefetch(sq, first + i, sq->data_built + i * RTE_CACHE_LINE_SIZE, false);
+		svc_prefetch(sq, first + i, sq->data_built + i * DPV_SVC_DATA_ALIGN, false);
 	for (; n < FAST_BURST && slot != head; slot++) {
 		const struct dpv_svc_desc *d = &desc[slot & mask];
 		unsigned int flags = dpv__svc_flags(d);
@@ -404,7 +404,7 @@ static bool svc_burst(struct dpv_qp *qp, uint32_t head, struct svc_round *r)
 
 		if (slot + SVC_AHEAD - head > SVC_AHEAD)   /* slot + SVC_AHEAD before head */
 			svc_prefetch(sq, slot + SVC_AHEAD,
-				     sq->data_built + SVC_AHEAD * RTE_CACHE_LINE_SIZE, false);
+				     sq->data_built + SVC_AHEAD * DPV_SVC_DATA_ALIGN, false);
 		if (!(flags & DPV_SVC_COPY))
 			break;
 		m = dpv__tx_mbuf(h, &h->build);

@@ -58,13 +58,13 @@ int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data)
 	if (sq->desc != NULL)
 		return 0;
 	/* every slot's largest data, and one more for the end of the ring a wrap leaves */
-	sq->data_max = RTE_ALIGN_CEIL(RTE_MAX(data, 1u), RTE_CACHE_LINE_SIZE);
+	sq->data_max = RTE_ALIGN_CEIL(RTE_MAX(data, 1u), DPV_SVC_DATA_ALIGN);
 	sq->data_cap = (sq->size + 1) * sq->data_max;
 	sq->desc = aligned_alloc(RTE_CACHE_LINE_SIZE,
 				 RTE_ALIGN_CEIL(sq->size * sizeof(*sq->desc), RTE_CACHE_LINE_SIZE));
 	sq->desc_tx = calloc(sq->size, sizeof(*sq->desc_tx));
 	sq->desc_seg = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->desc_seg));
-	sq->desc_data = aligned_alloc(RTE_CACHE_LINE_SIZE, sq->data_cap);
+	sq->desc_data = aligned_alloc(DPV_SVC_DATA_ALIGN, sq->data_cap);
 	if (sq->desc == NULL || sq->desc_tx == NULL || sq->desc_seg == NULL ||
 	    sq->desc_data == NULL) {
 		free(sq->desc);
