@@ -123,6 +123,24 @@ uint16_t dpv__ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
  * fragments' L4 are left as they are. */
 void dpv__sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
 
+/* Has the frame a TCP or UDP checksum that IP_CSUM computes? (IP, not a fragment, the
+ * whole TCP/UDP header parsed) */
+static inline bool dpv__csum_has_l4(const struct dpv_hdr_info *info)
+{
+	return info->l3 != DPV_L3_NONE && !info->fragment && info->l4_len != 0 &&
+	       (info->l4_proto == 6 || info->l4_proto == 17);     /* TCP, UDP */
+}
+
+/* The L4 bytes a checksum covers in a frame of @frame_len bytes whose IP header is @l3: what
+ * the IP header says, clamped to the frame (Ethernet padding is not summed). */
+uint32_t dpv__l4_length(const struct dpv_hdr_info *info, const void *l3, uint32_t frame_len);
+
+/* dpv__sw_csum where the L4 sum was taken while the frame was copied: @f is the frame (its
+ * headers contiguous, dpv__csum_has_l4), @raw the dpv__cksum of its @l4_len bytes of L4 as
+ * they are, checksum field included. Writes the same bytes dpv__sw_csum would. */
+void dpv__sw_csum_summed(uint8_t *f, const struct dpv_hdr_info *info, uint32_t l4_len,
+			 uint16_t raw);
+
 /* A received frame's IPv4 header and TCP/UDP checksums are right: the port's word when it
  * gives one (RX checksum flags), else computed. */
 bool dpv__rx_csum_ok(const struct rte_mbuf *m);

@@ -280,16 +280,21 @@ void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *cq,
 	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_FOREACH(qp, &ctx->qps, ctx_next) {
 		/* every WR posted has completed: nothing to do (a racy look: what a post adds at
-		 * this moment is seen by the next poll, and the post itself progresses it) */
-		if (__atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
-		    __atomic_load_n(&qp->sq.head, __ATOMIC_RELAXED) || !may_progress(qp, cq, ch))
+		 * this moment is seen by the next poll, and the post itself progresses it); a
+		 * service-mode QP's service lcore does this (the look at its cursor would cost a
+		 * cache line from that core per poll), unless it gets no CPU */
+		if ((!qp->service && __atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
+				     __atomic_load_n(&qp->sq.head, __ATOMIC_RELAXED)) ||
+		    !may_progress(qp, cq, ch))
 			continue;
 		/* a QP another thread holds is being posted to (or changed): that thread
 		 * progresses it; waiting here would stall this poll's receive side behind it */
 		if (!dpv__qp_trylock(qp))
 			continue;
-		if (!qp->service)         /* a service-mode QP's service lcore does this */
+		if (!qp->service)
 			qp->ops->progress(qp);
+		else
+			dpv__service_qp_help(qp);
 		dpv__qp_unlock(qp);
 	}
 	dpv__spinlock_unlock(&ctx->qps_lock);

@@ -450,13 +450,60 @@ struct dpv_wqe {
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
 	uint8_t released;          /* the transport is done with it (dpv__wqe_release) */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
-	uint8_t deferred;          /* service mode: checked, built by the service lcore later */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
 };
 
-/* Service mode: what the service lcore builds a WR's frame from, besides its slot's gather
- * list and data copy. Kept out of struct dpv_wqe, whose ring the direct path walks (40 bytes
- * a slot: 1024 of them fit in L1; measured 8 % slower at 56). */
+/* Service mode: a posted WR as the posting thread hands it to the service lcore, 16 bytes
+ * (four to a cache line). The posting thread writes a slot's descriptor, data, gather list
+ * and MRs, and nothing else of the SQ but post and head; the service side writes the WQE
+ * ring (from the descriptors, when it takes them), sent, done and built: no cache line is
+ * written from both cores. */
+struct dpv_svc_desc {
+	uint64_t wr_id;
+	uint32_t len;              /* byte_len */
+	/* dpv__svc_meta(): enum dpv_svc_flags, enum ibv_wc_opcode, the enum ibv_wc_status decided
+	 * while posting, the MRs it holds (DPV_SVC_BUILD) in its slot's mrs; one 32-bit store
+	 * (byte stores may alias anything: the posting loop would reload the QP after each) */
+	uint32_t meta;
+};
+
+static inline uint32_t dpv__svc_meta(unsigned int flags, unsigned int opcode,
+				     unsigned int status, unsigned int nb_mr)
+{
+	return flags | opcode << 8 | status << 16 | nb_mr << 24;
+}
+
+static inline unsigned int dpv__svc_flags(const struct dpv_svc_desc *d)
+{
+	return d->meta & 0xff;
+}
+
+static inline unsigned int dpv__svc_opcode(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 8 & 0xff;
+}
+
+static inline unsigned int dpv__svc_status(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 16 & 0xff;
+}
+
+static inline unsigned int dpv__svc_nb_mr(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 24;
+}
+
+enum dpv_svc_flags {
+	/* SIGNALED and IP_CSUM are the send_flags bits: the fast path takes them with a mask */
+	DPV_SVC_SIGNALED = IBV_SEND_SIGNALED,
+	DPV_SVC_IP_CSUM = IBV_SEND_IP_CSUM,        /* with DPV_SVC_COPY */
+	DPV_SVC_COPY = 1 << 5,     /* the whole frame is in the slot's data: copied into an mbuf */
+	DPV_SVC_BUILD = 1 << 6,    /* lib/offload builds it from the slot's dpv_tx_desc */
+	/* neither COPY nor BUILD: no frame, the WR completes with its status */
+};
+
+/* Service mode, DPV_SVC_BUILD: what lib/offload builds the frame from, besides the slot's
+ * gather list and data copy (inline data, then the TSO header). */
 struct dpv_tx_desc {
 	uint32_t flags;            /* enum dpv_tx_flags */
 	uint16_t nseg, mss, tso_hdr_len;
@@ -464,27 +511,65 @@ struct dpv_tx_desc {
 };
 
 /* The cursors sit on cache lines of their writers' own: in service mode the posting thread
- * writes post (per WR) and head (once per list), the service lcore sent and done, the polling
- * thread freed. A line another core reads while its owner writes it moves at every write
- * (measured: publishing head per WR cost ~1 us per WR between the two vCPUs here). */
+ * writes post (per WR) and head (once per list), the service lcore sent, done and built (once
+ * per burst), the polling thread freed. A line another core reads while its owner writes it
+ * moves at every write (measured: publishing head per WR cost ~1 us per WR between the two
+ * vCPUs here). The fields before them are read-only once the QP is set up. */
 struct dpv_sq {
 	struct dpv_wqe *wqe;
 	uint32_t size, mask;       /* slots: a power of two >= max_wr */
 	uint32_t max_wr;
 	uint32_t max_sge;
 	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
+	/* service mode: each slot's descriptor, its gather list (max_sge entries) and build
+	 * parameters (DPV_SVC_BUILD); and a ring of the slots' data — the frame (DPV_SVC_COPY),
+	 * or copies of inline data and the TSO header —, packed in post order in pieces of
+	 * DPV_SVC_DATA_ALIGN bytes, at most data_max bytes a slot, data_cap bytes in all (room for
+	 * every slot's largest and a wrap) */
+	uint32_t data_max, data_cap;
+	struct dpv_svc_desc *desc;
+	struct dpv_tx_desc *desc_tx;
+	struct dpv_tx_seg *desc_seg;
+	uint8_t *desc_data;
 	uint32_t post __rte_cache_aligned;   /* next slot to post (the posting thread's) */
+	uint32_t data_post;        /* service mode: where the next posted slot's data goes */
 	uint32_t head __rte_cache_aligned;   /* post, published at the end of each list */
 	uint32_t sent __rte_cache_aligned;   /* next slot to hand to the driver */
 	uint32_t done;             /* next slot to complete */
+	uint32_t built;            /* service mode: [sent, built) taken into WQEs, frames built */
+	uint32_t data_built;       /* service mode: where the data of the slot at built is */
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
-	/* service mode: each slot's gather list (max_sge entries) and a copy of its inline data
-	 * and TSO header (data_stride bytes), the descriptor the service lcore builds from */
-	struct dpv_tx_desc *desc;
-	struct dpv_tx_seg *desc_seg;
-	uint8_t *desc_data;
-	uint32_t data_stride;
 };
+
+/* A slot's data starts on a pair of cache lines of its own: the CPU fetches lines in aligned
+ * pairs (the adjacent-line prefetcher), and a service lcore reading the last frame of a list
+ * must not pull in the line where the posting thread writes the next list's first frame
+ * (measured: packed on single lines, 64-byte non-inline lists of 8 ran at half the rate). */
+#define DPV_SVC_DATA_ALIGN 128u
+
+/* Service mode: where @need bytes of slot data go when the data ring's cursor is at @pos
+ * (a slot's data never wraps around the ring's end); the cursor then moves to
+ * dpv__sq_data_end(). Both sides run these on the same lengths in the same order, the
+ * posting thread with data_post, the service side with data_built, so a descriptor needs no
+ * offset. */
+static inline uint32_t dpv__sq_data_at(const struct dpv_sq *sq, uint32_t pos, uint32_t need)
+{
+	return pos + RTE_ALIGN_CEIL(need, DPV_SVC_DATA_ALIGN) > sq->data_cap ? 0 : pos;
+}
+
+static inline uint32_t dpv__sq_data_end(uint32_t at, uint32_t need)
+{
+	return at + RTE_ALIGN_CEIL(need, DPV_SVC_DATA_ALIGN);
+}
+
+/* The service side takes the data of the descriptor at built (@need bytes): where it is. */
+static inline const uint8_t *dpv__sq_data_take(struct dpv_sq *sq, uint32_t need)
+{
+	uint32_t at = dpv__sq_data_at(sq, sq->data_built, need);
+
+	sq->data_built = dpv__sq_data_end(at, need);
+	return sq->desc_data + at;
+}
 
 struct dpv_rwqe {
 	uint64_t wr_id;
@@ -621,13 +706,15 @@ struct dpv_qp {
 	enum ibv_qp_type type;
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
-	dpv_spinlock_t lock;
-	/* Service mode: the posting thread (under lock) checks WRs, builds frames and publishes
-	 * sq.head; the service lcore (under svc_lock) hands them to the port and completes them.
-	 * Control operations (modify, destroy) take both. */
+	/* Service mode: the posting thread (under lock) checks WRs, writes their descriptors and
+	 * publishes sq.head; the service lcore (under svc_lock) builds the frames, hands them to
+	 * the port and completes them. Control operations (modify, destroy) take both. */
 	bool service;
 	bool svc_listed;           /* on its device's service array */
-	dpv_spinlock_t svc_lock __rte_cache_aligned;   /* not on the line of lock */
+	/* each lock on a line of its own: the posting thread writes lock per list, the service
+	 * lcore svc_lock per round, and both read state and service above every time */
+	dpv_spinlock_t lock __rte_cache_aligned;
+	dpv_spinlock_t svc_lock __rte_cache_aligned;
 	struct ibv_qp_cap cap;
 	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
 	uint8_t port_num;
@@ -641,6 +728,9 @@ struct dpv_qp {
 	uint64_t fast_span_inline, fast_span_copy;
 	struct dpv_sq sq;
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
+	/* service mode: what pollers saw of the service lcore (dpv__service_qp_help) */
+	uint64_t help_rounds, help_seen, help_checked;
+	bool helping;
 	uint64_t tx_frames __rte_cache_aligned;    /* the sending thread's (service lcore) */
 	uint64_t tx_errors;
 	uint64_t tx_completed;     /* WRs completed (signaled or not, errors and flushes too) */
@@ -750,6 +840,9 @@ void dpv__device_service_init(struct dpv_device *dev);
 int dpv__service_qp_add(struct dpv_qp *qp);
 /* Take it off; when this returns the service lcore no longer touches it. */
 void dpv__service_qp_del(struct dpv_qp *qp);
+/* A poller of a service-mode QP's context (QP lock held): if the QP's service lcore runs but
+ * made no round for a while (the OS gave its CPU to others), do its work for this QP. */
+void dpv__service_qp_help(struct dpv_qp *qp);
 
 /* Check a state transition's attribute mask (the table of qp_state.c). */
 int dpv__qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
@@ -773,9 +866,9 @@ static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
 }
 void dpv__sq_fini(struct dpv_qp *qp);
-/* Room for service-mode descriptors (inline data up to @max_inline, TSO headers up to
- * @max_hdr); -ENOMEM. The SQ must be empty. */
-int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
+/* Room for service-mode descriptors with at most @data bytes of data per slot (a frame the
+ * posting thread copies; inline data and a TSO header); -ENOMEM. The SQ must be empty. */
+int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data);
 void dpv__wqe_put_mrs(struct dpv_wqe *w);
 /* The transport is done with @w (any thread): its MRs are let go, it may complete. */
 void dpv__wqe_release(void *w);
@@ -914,6 +1007,12 @@ int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
+/* Service mode: the posting thread's fast path (descriptors), and the service lcore's
+ * (bursts of them built, sent and completed in one go; the generic kick takes the rest:
+ * false when some of what was posted when it started is left to it). */
+int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+bool dpv__raw_service_send(struct dpv_qp *qp);
 void dpv__raw_progress(struct dpv_qp *qp);
 void dpv__raw_flush(struct dpv_qp *qp);
 bool dpv__raw_reset(struct dpv_qp *qp);
