@@ -119,6 +119,11 @@ struct dpv_port_stats {
 	uint64_t rx_cycles_burst, rx_cycles_classify, rx_cycles_copy, rx_cycles_cqe;
 	uint64_t rx_cycles_free;
 	uint64_t tsc_hz;
+	/* ARP and IPv6 neighbour discovery of a port with addresses (doc/roce.md, "Neighbours") */
+	uint64_t tx_nd;             /* requests and answers the port sent */
+	uint64_t tx_nd_dropped;     /* ... that it could not send (no mbuf, queue full) */
+	uint64_t rx_nd;             /* ARP/ND frames the port consumed (its own come back too) */
+	uint64_t rx_nd_malformed;   /* ... among them malformed (ignored) */
 };
 
 /**

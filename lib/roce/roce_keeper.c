@@ -16,6 +16,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <rte_lcore.h>
+
 #include "roce_port.h"
 
 #define KEEP_MS 10
@@ -106,9 +108,9 @@ void dpv__roce_keeper_add(struct dpv_roce_port *rp)
 	seen_polls[nb_ports] = dpv__device_rx_polls(rp->dev);
 	ports[nb_ports++] = rp;
 	if (!keeper_running && !keeper_stop) {
-		if (pthread_create(&keeper, NULL, keeper_main, NULL) == 0) {
+		/* a control thread: on the CPUs the EAL's lcores leave free, where there are */
+		if (rte_ctrl_thread_create(&keeper, "dpv-keeper", NULL, keeper_main, NULL) == 0) {
 			keeper_running = true;
-			pthread_setname_np(keeper, "dpv-keeper");
 		} else {
 			VERBS_LOG(WARNING, "no thread to answer ARP/ND while the program polls "
 				  "nothing: peers resolve this port only while it is polled");

@@ -669,6 +669,8 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	stats->rx_roce_bad_qkey = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_qkey, __ATOMIC_RELAXED);
 	stats->tx_roce_loopback = __atomic_load_n(&ctx->dev->roce_cnt.tx_loopback, __ATOMIC_RELAXED);
 	stats->tx_ud_oversize = __atomic_load_n(&ctx->dev->roce_cnt.tx_oversize, __ATOMIC_RELAXED);
+	dpv__roce_neigh_stats(ctx->dev, &stats->tx_nd, &stats->tx_nd_dropped, &stats->rx_nd,
+			      &stats->rx_nd_malformed);
 	return 0;
 }
 
