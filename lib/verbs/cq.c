@@ -495,6 +495,25 @@ static int channel_wait(struct dpv_channel *ch)
 	}
 }
 
+/* An event read from the channel whose CQ has been polled empty since it fired is stale: the
+ * completion that fired it was written by the poller's own progress after the CQ was armed
+ * (or was there when it was armed) and has been returned already. Such an event is not
+ * delivered: the CQ is armed again (in the mode it had) and the wait goes on, so that a
+ * program may count on a completion after each event (rc_pingpong -t -e does: it takes
+ * ENOENT from ibv_start_poll after an event as an error). Polled by another thread at the
+ * same moment, the CQ may still run empty after the event is returned, as on hardware. */
+static bool event_stale(struct dpv_cq *cq)
+{
+	bool stale;
+
+	dpv__spinlock_lock(&cq->lock);
+	stale = cq->head == cq->tail;
+	if (stale)
+		cq->armed = true;
+	dpv__spinlock_unlock(&cq->lock);
+	return stale;
+}
+
 /* As rdma-core: 0, or -1 with errno (EAGAIN on a non-blocking channel fd with no event). */
 DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out,
 				void **cq_context)
@@ -509,24 +528,26 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 		errno = EINVAL;
 		return -1;
 	}
-	rc = channel_wait(ch);
-	if (rc != 0) {
-		errno = -rc;
-		return -1;
-	}
-	if (read(channel->fd, &n, sizeof(n)) != sizeof(n))
-		return -1;
-	pthread_mutex_lock(&ch->lock);
-	cq = TAILQ_FIRST(&ch->fired);
-	if (cq != NULL) {
-		TAILQ_REMOVE(&ch->fired, cq, fired_next);
-		cq->fired = false;
-	}
-	pthread_mutex_unlock(&ch->lock);
-	if (cq == NULL) {
-		errno = EAGAIN;
-		return -1;
-	}
+	do {
+		rc = channel_wait(ch);
+		if (rc != 0) {
+			errno = -rc;
+			return -1;
+		}
+		if (read(channel->fd, &n, sizeof(n)) != sizeof(n))
+			return -1;
+		pthread_mutex_lock(&ch->lock);
+		cq = TAILQ_FIRST(&ch->fired);
+		if (cq != NULL) {
+			TAILQ_REMOVE(&ch->fired, cq, fired_next);
+			cq->fired = false;
+		}
+		pthread_mutex_unlock(&ch->lock);
+		if (cq == NULL) {
+			errno = EAGAIN;
+			return -1;
+		}
+	} while (event_stale(cq));
 	*cq_out = &cq->ibcq;
 	*cq_context = cq->ibcq.cq_context;
 	return 0;
