@@ -11,10 +11,13 @@
  * waits in read(), ib_write_lat spins on memory), and its responder must keep up as an RDMA
  * NIC's does. A port the program or a service lcore polls is never touched. The
  * thread starts with the first port that gets an address and stops before the ports close
- * at exit. */
+ * at exit; it is an EAL control thread (rte_ctrl_thread_create), on the CPUs the EAL leaves
+ * to control threads rather than on a busy-polling lcore's. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
+
+#include <rte_lcore.h>
 
 #include "roce_port.h"
 
@@ -106,9 +109,11 @@ void dpv__roce_keeper_add(struct dpv_roce_port *rp)
 	seen_polls[nb_ports] = __atomic_load_n(&rp->dev->rx_polls, __ATOMIC_RELAXED);
 	ports[nb_ports++] = rp;
 	if (!keeper_running && !keeper_stop) {
-		if (pthread_create(&keeper, NULL, keeper_main, NULL) == 0) {
+		/* a control thread: on the CPUs the EAL keeps for them (eal-intr-thread's), not
+		 * on the lcore of the thread that got here, where its looks every KEEP_BUSY_US
+		 * would take turns with a busy-polling main lcore */
+		if (rte_ctrl_thread_create(&keeper, "dpv-keeper", NULL, keeper_main, NULL) == 0) {
 			keeper_running = true;
-			pthread_setname_np(keeper, "dpv-keeper");
 		} else {
 			VERBS_LOG(WARNING, "no thread to answer ARP/ND while the program polls "
 				  "nothing: peers resolve this port only while it is polled");
