@@ -2,8 +2,9 @@
 # perftest's SEND and WRITE tools over UC and UD QPs (-c UC, -c UD, where perftest offers
 # them), Debian's binaries unmodified, between two dpverbs processes through dpv-run on the
 # ends of a veth pair of this run's own (net_af_packet), GID index 1 (RoCE v2, IPv4).
-# Checked: both processes exit 0 and the client reports its result line; the figures are
-# printed, not judged.
+# With -e (UD bandwidth, and RC latency) both sides wait in ibv_get_cq_event instead of
+# polling. Checked: both processes exit 0 and the client reports its result line and
+# connection type; the figures are printed, not judged.
 # UC and UD are unreliable: a receiver that counts its receive completions (ib_send_bw's
 # server) waits forever for a lost message. On the veth the only place a frame is lost is the
 # receiving port's af_packet ring when its process does not run for a while (a shared
@@ -37,9 +38,10 @@ if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi
 port=$((31000 + $$ % 10000))
 one() {
 	tool=$1; c=$2; n=$3; shift 3
-	name="$tool -c $c"
+	ev=$(echo " $*" | grep -o ' -e$\| -e ')    # completion events (ibv_get_cq_event)
+	name="$tool -c $c${ev% }"
 	port=$((port + 1))
-	out=$dir/$tool.$c
+	out=$dir/$tool.$c${ev:+.e}
 	DPV_CONFIG=$dir/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a,framecnt=8192 -l 0 --in-memory $quiet" \
 		timeout 100 "$run" "$tool" -d dpv_net_af_packet0 -x 1 -c $c -p $port "$@" > "$out.srv" 2>&1 &
 	srv=$!
@@ -64,5 +66,7 @@ one ib_send_lat UC 500 -n 500 -s 64
 one ib_write_lat UC 500 -n 500 -s 64
 one ib_send_bw UD 2000 -n 2000 -s 1024
 one ib_send_lat UD 500 -n 500 -s 64
+one ib_send_bw UD 1000 -n 1000 -s 1024 -e
+one ib_send_lat RC 200 -n 200 -s 64 -e
 echo "perftest_ucud: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]
