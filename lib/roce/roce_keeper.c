@@ -11,7 +11,8 @@
  * waits in read(), ib_write_lat spins on memory), and its responder must keep up as an RDMA
  * NIC's does. A port the program or a service lcore polls is never touched. The
  * thread starts with the first port that gets an address and stops before the ports close
- * at exit. */
+ * at exit; it is an EAL control thread (rte_ctrl_thread_create), on the CPUs the EAL leaves
+ * to control threads rather than on a busy-polling lcore's. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -108,7 +109,9 @@ void dpv__roce_keeper_add(struct dpv_roce_port *rp)
 	seen_polls[nb_ports] = dpv__device_rx_polls(rp->dev);
 	ports[nb_ports++] = rp;
 	if (!keeper_running && !keeper_stop) {
-		/* a control thread: on the CPUs the EAL's lcores leave free, where there are */
+		/* a control thread: on the CPUs the EAL keeps for them (eal-intr-thread's), not
+		 * on the lcore of the thread that got here, where its looks every KEEP_BUSY_US
+		 * would take turns with a busy-polling main lcore */
 		if (rte_ctrl_thread_create(&keeper, "dpv-keeper", NULL, keeper_main, NULL) == 0) {
 			keeper_running = true;
 		} else {

@@ -341,6 +341,7 @@ struct dpv_channel {
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpv_cq) fired;        /* CQs with an event not yet read */
 	TAILQ_HEAD(, dpv_cq) cqs;          /* every CQ on it */
+	unsigned int linger;               /* short naps left in ibv_get_cq_event (cq.c) */
 };
 
 /* struct ibv_cq is the head of struct ibv_cq_ex (verbs.h's ibv_cq_ex_to_cq is a cast), so

@@ -2,7 +2,7 @@
 # perftest's RC tools, Debian's binaries unmodified, between two dpverbs processes through
 # dpv-run on the ends of a veth pair of this run's own (net_af_packet), each port with an
 # IPv4 address from its configuration, GID index 1 (ARP resolves the peer at RTR): RDMA
-# WRITE, READ and SEND bandwidth, WRITE and READ latency, atomics. The passive side of the
+# WRITE, READ and SEND bandwidth, WRITE, READ and SEND latency, atomics. The passive side of the
 # bandwidth tests and both sides of ib_write_lat poll no CQ: the library's keeper drives
 # their responders (doc/roce.md, "RC and UC queue pairs"). Checked: both processes exit 0 and
 # the client reports its result line; the figures are printed, not judged.
@@ -62,5 +62,6 @@ one ib_send_bw 2000 -n 2000 -s 4096
 one ib_atomic_bw 2000 -n 2000
 one ib_write_lat 500 -n 500 -s 64
 one ib_read_lat 500 -n 500 -s 64
+one ib_send_lat 500 -n 500 -s 64
 echo "rc_perftest: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]
