@@ -897,7 +897,7 @@ static void hostile_requests(void)
 		  { .reth = { .len = 10, .rkey = 0x1001 } }, 0, DPV_AETH_NAK_REM_ACCESS },
 		{ "misaligned atomic", DPV_ROCE_FETCH_ADD, { .atomic = { .rkey = 0x3001 } }, 0,
 		  DPV_AETH_NAK_INV_REQ },
-		{ "SEND WITH INVALIDATE", DPV_ROCE_SEND_ONLY_INV, { .ieth_rkey = 0x1001 }, 10,
+		{ "SEND WITH INVALIDATE of a key it may not", DPV_ROCE_SEND_ONLY_INV, { .ieth_rkey = 0x1001 }, 10,
 		  DPV_AETH_NAK_INV_REQ },
 		{ "SEND ONLY of 0 bytes", DPV_ROCE_SEND_ONLY, { .bth = { .ackreq = true } }, 0,
 		  0 },	/* fine */
