@@ -259,13 +259,15 @@ static void do_access(struct fuzz_input *in)
 static void do_dereg(struct fuzz_input *in)
 {
 	int m = fuzz_u8(in) % NMR;
+	uint32_t rkey = mrs[m]->rkey;
 	bool busy = false;
 
 	for (int i = 0; i < NMW; i++)
 		busy |= sw[i].bound && sw[i].mr == m;
+
 	CHECK(ibv_dereg_mr(mrs[m]) == (busy ? EBUSY : 0));
 	if (!busy) {
-		remember(mrs[m]->rkey);
+		remember(rkey);
 		mr_register(m);
 	}
 }
