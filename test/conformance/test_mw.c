@@ -9,7 +9,8 @@
  * what may not be (an MR's key, a type 1 window: LOC_QP_OP_ERR locally, REM_INV_REQ_ERR
  * remotely); a new binding's key differs in its low byte only and the old key reaches
  * nothing; a type 2 key works only through the QP that bound it; the same through the
- * ibv_qp_ex builders. DPV_EAL_ARGS: --vdev=net_ring0. */
+ * ibv_qp_ex builders; on UC a window's WRITE and LOCAL_INV, SEND_WITH_INV EINVAL.
+ * DPV_EAL_ARGS: --vdev=net_ring0. */
 #include "dpv_test_ud.h"
 
 #define SIDE (1 << 20)
@@ -45,6 +46,7 @@ static uint64_t win_va(size_t off)
 
 static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
+	bool rc = qp->qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
@@ -61,18 +63,21 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 			     .grh = { .dgid = gid4, .sgid_index = 1, .hop_limit = 64 } },
 	};
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+			  IBV_QP_RQ_PSN | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
 		return -1;
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 7, .timeout = 14,
 				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4 };
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_MAX_QP_RD_ATOMIC : 0));
 }
+
+static enum ibv_qp_type qp_type = IBV_QPT_RC;     /* what pair_make makes */
 
 static struct ibv_qp *qp_new(struct ibv_pd *p, struct ibv_cq *cq, bool ex)
 {
 	struct ibv_qp_init_attr_ex a = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = p,
+		.send_cq = cq, .recv_cq = cq, .qp_type = qp_type, .pd = p,
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
@@ -486,6 +491,38 @@ static void check_type2_qp(void)
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
+/* UC: windows and LOCAL_INV as on RC (WRITE through the window); SEND_WITH_INV has no UC
+ * opcode: EINVAL. */
+static void check_uc(void)
+{
+	struct pair p;
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	uint32_t k = ibv_inc_rkey(mw->rkey);
+	struct ibv_sge sge = { (uintptr_t)at(SIDE + TX), 16, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .opcode = IBV_WR_SEND_WITH_INV, .sg_list = &sge,
+				  .num_sge = 1, .invalidate_rkey = k }, *bad;
+	struct ibv_wc wc;
+	double t0;
+
+	qp_type = IBV_QPT_UC;
+	p = pair_make();
+	qp_type = IBV_QPT_RC;
+	CHECK_EQ(bind2(p.a, mw, k, mr, win_va(0), 256, IBV_ACCESS_REMOTE_WRITE, 1), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "UC: bind");
+	memset(at(WIN), 0, 256);
+	pattern(at(SIDE + TX), 256, 21);
+	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, win_va(0), k, 256, 2), 0);
+	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "UC: WRITE through the window");
+	for (t0 = test_now(); memcmp(at(WIN), at(SIDE + TX), 256) != 0 && test_now() - t0 < 5;)
+		ibv_poll_cq(p.cq_a, 1, &wc);             /* drives a's QP */
+	CHECK(memcmp(at(WIN), at(SIDE + TX), 256) == 0, "UC: WRITE through the window: bytes");
+	CHECK(ibv_post_send(p.b, &wr, &bad) == EINVAL && bad == &wr, "UC: SEND_WITH_INV");
+	CHECK_EQ(post_inv(p.a, IBV_WR_LOCAL_INV, k, 3), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "UC: LOCAL_INV");
+	pair_free(&p);
+	CHECK_EQ(ibv_dealloc_mw(mw), 0);
+}
+
 /* The same through ibv_wr_bind_mw, ibv_wr_local_inv and ibv_wr_send_inv. */
 static void check_qp_ex(void)
 {
@@ -572,6 +609,7 @@ int main(void)
 	check_send_inv();
 	check_type2_qp();
 	check_qp_ex();
+	check_uc();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dereg_mr(mr_nobind), 0);
 	CHECK_EQ(ibv_dereg_mr(mr_nolw), 0);
