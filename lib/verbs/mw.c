@@ -157,6 +157,25 @@ void dpv__mw_qp_gone(struct dpv_qp *qp)
 	dpv__spinlock_unlock(&t->lock);
 }
 
+unsigned int dpv__mw_release_all(struct dpv_context *ctx)
+{
+	struct dpv_mr_table *t = ctx->mrs;
+	unsigned int done = 0;
+
+	for (uint32_t b = 0; b < DPV_RKEY_BUCKETS; b++) {
+		struct dpv_mw *mw;
+
+		dpv__spinlock_lock(&t->lock);
+		while ((mw = t->mw_hash[b]) != NULL) {
+			dpv__spinlock_unlock(&t->lock);
+			done += dpv_dealloc_mw(&mw->ibmw) == 0;
+			dpv__spinlock_lock(&t->lock);
+		}
+		dpv__spinlock_unlock(&t->lock);
+	}
+	return done;
+}
+
 /* ibv_alloc_mw(3): a window of @type, unbound, with a random key. */
 struct ibv_mw *dpv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {

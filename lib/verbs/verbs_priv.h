@@ -275,6 +275,8 @@ enum ibv_wc_status dpv__mw_bind(struct dpv_qp *qp, const struct ibv_send_wr *wr)
  * and the window must be bound to @qp). 0, or -EINVAL when it names no such bound window
  * (an MR's key, a type 1 window, an old key, another PD's). */
 int dpv__mw_invalidate(struct dpv_qp *qp, uint32_t rkey, bool remote);
+/* ibv_close_device: every window of the context deallocated (before its MRs); how many. */
+unsigned int dpv__mw_release_all(struct dpv_context *ctx);
 /* @qp is being destroyed: the type 2 windows bound to it are invalidated. */
 void dpv__mw_qp_gone(struct dpv_qp *qp);
 struct ibv_mw *dpv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

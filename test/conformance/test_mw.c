@@ -610,11 +610,22 @@ int main(void)
 	check_type2_qp();
 	check_qp_ex();
 	check_uc();
-	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	/* left to ibv_close_device: a pair, windows bound on mr (type 1 outlives its QP), mr */
+	{
+		struct pair p = pair_make();
+		struct ibv_mw *m1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+		struct ibv_mw *m2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+		CHECK_EQ(bind1(p.a, m1, win_va(0), 64, IBV_ACCESS_REMOTE_READ, 1), 0);
+		CHECK_EQ(bind2(p.a, m2, ibv_inc_rkey(m2->rkey), mr, win_va(0), 64,
+			       IBV_ACCESS_REMOTE_READ, 2), 0);
+		wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "leftover type 1");
+		wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "leftover type 2");
+		CHECK_EQ(ibv_dereg_mr(mr), EBUSY);
+	}
 	CHECK_EQ(ibv_dereg_mr(mr_nobind), 0);
 	CHECK_EQ(ibv_dereg_mr(mr_nolw), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd2), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
 	free(buf);
 	return test_done("mw");
