@@ -90,7 +90,8 @@ static int bind_check(const struct dpv_qp *qp, const struct dpv_mw *mw, const st
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;                      /* C10-74 */
-	if (b->addr < mr->iova || b->length > mr->length || b->addr - mr->iova > mr->length - b->length)
+	if (b->addr < mr->iova || b->length > mr->length ||
+	    b->addr - mr->iova > mr->length - b->length)
 		return -EINVAL;                      /* C10-75 */
 	return 0;
 }

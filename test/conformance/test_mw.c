@@ -63,7 +63,8 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 			     .grh = { .dgid = gid4, .sgid_index = 1, .hop_limit = 64 } },
 	};
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
+			  IBV_QP_RQ_PSN |
+			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
 		return -1;
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 7, .timeout = 14,
 				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4 };
@@ -296,7 +297,8 @@ static void check_bind_errors(void)
 {
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct ibv_mw *mw_other = ibv_alloc_mw(pd2, IBV_MW_TYPE_2);
-	uint64_t mr_end = (uintptr_t)buf + 2 * SIDE;
+	uint64_t mr_end = (uintptr_t)buf + 2 * SIDE, b0 = (uintptr_t)buf;
+	const unsigned int RR = IBV_ACCESS_REMOTE_READ;
 	struct {
 		const char *what;
 		struct ibv_mw *mw;
@@ -306,18 +308,18 @@ static void check_bind_errors(void)
 		int key_delta;       /* the key the WR names: ibv_inc_rkey, or broken */
 		bool other_pd_qp;
 	} bad[] = {
-		{ "window beyond its MR", mw, mr, mr_end - 100, 200, IBV_ACCESS_REMOTE_READ, 1 },
-		{ "window before its MR", mw, mr, (uintptr_t)buf - 1, 64, IBV_ACCESS_REMOTE_READ, 1 },
-		{ "MR without MW_BIND", mw, mr_nobind, (uintptr_t)buf + 2 * SIDE, 64,
-		  IBV_ACCESS_REMOTE_READ, 1 },
+		{ "window beyond its MR", mw, mr, mr_end - 100, 200, RR, 1 },
+		{ "window before its MR", mw, mr, b0 - 1, 64, RR, 1 },
+		{ "MR without MW_BIND", mw, mr_nobind, b0 + 2 * SIDE, 64,
+		  RR, 1 },
 		{ "REMOTE_WRITE on an MR without LOCAL_WRITE", mw, mr_nolw,
-		  (uintptr_t)buf + 3 * SIDE, 64, IBV_ACCESS_REMOTE_WRITE, 1 },
-		{ "a flag windows do not take", mw, mr, (uintptr_t)buf, 64, IBV_ACCESS_LOCAL_WRITE, 1 },
-		{ "zero-length type 2", mw, mr, (uintptr_t)buf, 0, IBV_ACCESS_REMOTE_READ, 1 },
-		{ "key index changed", mw, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 0x100 },
-		{ "key not changed", mw, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 0 },
-		{ "window of another PD", mw_other, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1 },
-		{ "QP of another PD", mw, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, true },
+		  b0 + 3 * SIDE, 64, IBV_ACCESS_REMOTE_WRITE, 1 },
+		{ "a flag windows do not take", mw, mr, b0, 64, IBV_ACCESS_LOCAL_WRITE, 1 },
+		{ "zero-length type 2", mw, mr, b0, 0, RR, 1 },
+		{ "key index changed", mw, mr, b0, 64, RR, 0x100 },
+		{ "key not changed", mw, mr, b0, 64, RR, 0 },
+		{ "window of another PD", mw_other, mr, b0, 64, RR, 1 },
+		{ "QP of another PD", mw, mr, b0, 64, RR, 1, true },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -245,7 +245,8 @@ static void do_access(struct fuzz_input *in)
 
 	for (int i = 0; i < NMR; i++)
 		if (mrs[i]->rkey == key && mr_kind[i].pd == qp_pd(q) &&
-		    (mr_kind[i].access & access) && inside(va, len, (uintptr_t)mrs[i]->addr, MR_LEN))
+		    (mr_kind[i].access & access) &&
+		    inside(va, len, (uintptr_t)mrs[i]->addr, MR_LEN))
 			want = mrs[i];
 	if (w != NULL && w->bound && w->pd == qp_pd(q) && (w->access & access) &&
 	    (w->type == 1 || w->qp == q) && inside(va, len, w->addr, w->len))

@@ -10,6 +10,7 @@
  * receive completion with IBV_WC_WITH_INV and invalidated_rkey. */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -197,7 +198,8 @@ static uint32_t bind_window(struct ibv_qp *qp, struct ibv_mw *mw, unsigned int a
 
 static void run_a(void)
 {
-	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1), *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	uint8_t want[3 * WLEN];
 
 	CHECK(mw1 != NULL && mw2 != NULL);
@@ -301,12 +303,35 @@ static void run_b(void)
 	}
 }
 
+/* net_af_packet joins PACKET_FANOUT group (pid ^ ifindex) & 0xffff: the two processes' groups
+ * must differ (the same group on two devices is EINVAL). The child forks again, its child
+ * taking its place (the one before only waits for it and exits with its status), until its
+ * pid gives another group than A's (@pid_a). */
+static void distinct_fanout(pid_t pid_a, const char *ia, const char *ib)
+{
+	unsigned int xa = if_nametoindex(ia), xb = if_nametoindex(ib);
+
+	for (int tries = 0; tries < 16; tries++) {
+		pid_t pid;
+		int status;
+
+		if ((((unsigned int)pid_a ^ xa) & 0xffff) != (((unsigned int)getpid() ^ xb) & 0xffff))
+			return;
+		pid = fork();
+		if (pid == 0)
+			continue;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			exit(1);
+		exit(WEXITSTATUS(status));
+	}
+}
+
 int main(void)
 {
 	int sv[2], status = 1;
 	const char *ia = getenv("DPV_MW_IFACE_A"), *ib = getenv("DPV_MW_IFACE_B");
 	char args[256];
-	pid_t child;
+	pid_t child, pid_a = getpid();
 
 	if (ia == NULL || ib == NULL || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
 		fprintf(stderr, "DPV_MW_IFACE_A and DPV_MW_IFACE_B name the veth ends\n");
@@ -316,6 +341,8 @@ int main(void)
 	is_a = child != 0;
 	sock = sv[is_a ? 0 : 1];
 	close(sv[is_a ? 1 : 0]);
+	if (!is_a)
+		distinct_fanout(pid_a, ia, ib);
 	snprintf(args, sizeof(args), "--vdev=net_af_packet0,iface=%s --log-level=lib.eal:error "
 		 "--log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error",
 		 is_a ? ia : ib);
