@@ -191,6 +191,7 @@ void dpv__context_release(struct dpv_context *ctx)
 	flows = release_flows(ctx);
 	qps = release_qps(ctx);
 	ahs = release_ahs(ctx);
+	dpv__mw_release_all(ctx);          /* they hold MRs */
 	mrs = release_mrs(ctx);
 	cqs = release_cqs(ctx);
 	chans = release_channels(ctx);

@@ -389,11 +389,13 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
-	a->device_cap_flags = dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
+	a->device_cap_flags = (dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0) |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = 30;
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
 	a->max_mr = (int)cfg->max_mr;
+	a->max_mw = (int)cfg->max_mr;            /* not counted: bounded by memory only */
 	a->max_pd = 65536;
 	a->atomic_cap = IBV_ATOMIC_HCA;          /* RC atomics, atomic to each other (lib/roce) */
 	a->max_qp_rd_atom = DPV_MAX_RD_ATOM;

@@ -268,14 +268,65 @@ struct dpv_mr_table {
 	struct dpv_mr **slot;      /* lkey index -> MR */
 	uint8_t *gen;              /* lkey generation, so that a stale lkey does not match */
 	struct dpv_mr **rkey_hash; /* rkey -> MR (remote access), chained, under lock */
+	struct dpv_mw **mw_hash;   /* rkey -> memory window, the same buckets, under lock */
+	uint32_t nb_mw;
 };
 #define DPV_RKEY_BUCKETS 4096
 
-/* The MR of @rkey in @pd that grants @access (IBV_ACCESS_REMOTE_*) on [iova, iova + len),
- * or NULL; the context's MR table lock must be held (ibv_dereg_mr takes it) while the MR is
- * used. */
-struct dpv_mr *dpv__mr_by_rkey(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t rkey,
+/* The bucket of an rkey in both hashes: by its index (the 24 bits above the 8-bit tag that
+ * ibv_inc_rkey changes), so that a window keeps its bucket when it is bound again and an
+ * index is unique in the context, MR or window. */
+static inline uint32_t dpv__rkey_bucket(uint32_t rkey)
+{
+	uint32_t index = rkey >> 8;
+
+	return (index ^ index >> 12) & (DPV_RKEY_BUCKETS - 1);
+}
+
+struct dpv_qp;
+
+/* A memory window (mw.c): its key grants a peer [iova, iova + length) of an MR with the
+ * window's access flags, while bound. Under the MR table's lock. */
+struct dpv_mw {
+	struct ibv_mw ibmw;
+	struct dpv_pd *pd;
+	uint32_t key;              /* the key of the current binding (or the last one) */
+	bool bound;                /* key grants access (a zero-length type 1 binding: not) */
+	struct dpv_mr *mr;         /* bound: the MR, which it holds (ibv_dereg_mr: EBUSY) */
+	uint64_t iova, length;
+	unsigned int access;
+	const struct dpv_qp *qp;   /* type 2: the only QP whose peer may use the key */
+	struct dpv_mw *rkey_next;  /* its bucket of mw_hash */
+};
+
+/* A random rkey whose index no MR or window of the table has; the table lock held. */
+uint32_t dpv__rkey_new(struct dpv_mr_table *t);
+/* Whether an MR or window of the table has @rkey's index; the table lock held. */
+bool dpv__rkey_index_taken(struct dpv_mr_table *t, uint32_t rkey);
+/* The window bound under @rkey that grants @qp's peer @access on [iova, iova + len), or NULL;
+ * the table lock held. */
+struct dpv_mr *dpv__mw_by_rkey(struct dpv_mr_table *t, const struct dpv_qp *qp, uint32_t rkey,
 			       uint64_t iova, uint64_t len, unsigned int access);
+/* Execute a BIND_MW WR posted on @qp (type 1 through ibv_bind_mw, type 2 directly): the
+ * status it completes with, IBV_WC_SUCCESS or IBV_WC_MW_BIND_ERR. */
+enum ibv_wc_status dpv__mw_bind(struct dpv_qp *qp, const struct ibv_send_wr *wr);
+/* Invalidate @rkey, a type 2 window of @qp's PD (@remote: a SEND_WITH_INV received on @qp,
+ * and the window must be bound to @qp). 0, or -EINVAL when it names no such bound window
+ * (an MR's key, a type 1 window, an old key, another PD's). */
+int dpv__mw_invalidate(struct dpv_qp *qp, uint32_t rkey, bool remote);
+/* ibv_close_device: every window of the context deallocated (before its MRs); how many. */
+unsigned int dpv__mw_release_all(struct dpv_context *ctx);
+/* @qp is being destroyed: the type 2 windows bound to it are invalidated. */
+void dpv__mw_qp_gone(struct dpv_qp *qp);
+struct ibv_mw *dpv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int dpv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+int dpv_dealloc_mw(struct ibv_mw *mw);
+
+/* The MR of @rkey (an MR's, or a window's bound in @qp's PD) that grants @qp's peer @access
+ * (IBV_ACCESS_REMOTE_*) on [iova, iova + len), or NULL; the context's MR table lock must be
+ * held (ibv_dereg_mr and the window verbs take it) while the MR is used. */
+struct dpv_mr *dpv__mr_by_rkey(const struct dpv_qp *qp, uint32_t rkey, uint64_t iova,
+			       uint64_t len, unsigned int access);
 
 int dpv__mr_table_init(struct dpv_context *ctx);
 void dpv__mr_table_fini(struct dpv_context *ctx);
