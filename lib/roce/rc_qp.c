@@ -172,6 +172,13 @@ static void rc_log_stats(const struct dpv_qp *qp, const struct dpv_rc_qp *rq)
 		  st->retransmits, st->timeouts, st->seq_naks_sent, st->seq_naks_rcvd,
 		  st->rnr_naks_sent, st->rnr_naks_rcvd, st->implied_naks, st->dup_requests,
 		  st->dropped, st->tx_stalls);
+	VERBS_LOG(DEBUG, "QP %u: requester next PSN %#x, highest sent %#x, oldest unacked %#x, "
+		  "retries left %u%s; responder expects %#x, acknowledged %#x%s%s%s",
+		  qp->ibqp.qp_num, rq->eng.req.psn, rq->eng.req.sent_max, rq->eng.comp.psn,
+		  rq->eng.comp.retry_left, rq->eng.err ? ", in error" : "", rq->eng.resp.psn,
+		  rq->eng.resp.ack_psn, rq->eng.resp.rd != NULL ? ", answering a READ" : "",
+		  rq->eng.resp.nak_sent ? ", sequence NAK sent" : "",
+		  rq->eng.resp.in_msg ? ", inside a message" : "");
 }
 
 static void rc_destroy(struct dpv_qp *qp)

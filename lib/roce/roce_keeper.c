@@ -79,6 +79,10 @@ static void *keeper_main(void *arg)
 	unsigned int linger = 0;
 
 	(void)arg;
+	/* a visitor: a thread polling a CQ never leaves a queue to it (it looks every 10 ms,
+	 * and less often on a busy host: RC peers timed out while the CQ's thread spun on
+	 * without polling the queue the keeper had last polled) */
+	dpv__rx_visiting = true;
 	for (;;) {
 		if (active)
 			linger = KEEP_LINGER;

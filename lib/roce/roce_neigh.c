@@ -386,6 +386,7 @@ static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t si
 	struct dpv_device *dev = rp->dev;
 	uint64_t start = now_tsc(), timeout = dpv__timer_ticks_us(cfg->resolve_timeout_ms * 1000ull);
 	uint64_t every = timeout / cfg->resolve_probes, elapsed;
+	bool visiting = dpv__rx_visiting;
 	unsigned int sent = 0;
 	int rc;
 
@@ -393,6 +394,7 @@ static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t si
 		return 0;
 	__atomic_fetch_add(&rp->resolving, 1, __ATOMIC_RELEASE);
 	dpv__device_rx_users(dev, 1);             /* replies must be received */
+	dpv__rx_visiting = true;
 	do {
 		elapsed = now_tsc() - start;
 		if (sent < cfg->resolve_probes && elapsed >= sent * every) {
@@ -407,6 +409,7 @@ static int resolve_remote(struct dpv_roce_port *rp, int family, const uint8_t si
 		if (rc != 0)
 			usleep(20);
 	} while (rc != 0 && (elapsed < timeout || sent < cfg->resolve_probes));
+	dpv__rx_visiting = visiting;
 	dpv__device_rx_users(dev, -1);
 	__atomic_fetch_sub(&rp->resolving, 1, __ATOMIC_RELEASE);
 	neigh_done(rp, dgid);

@@ -140,6 +140,8 @@ uint32_t dpv__device_rx_polls(struct dpv_device *dev)
  * sent), then the queue's frames; receive faults act on them all. One poller per queue: a
  * thread that finds it busy does not wait. Transports that cannot take bursts of several
  * queues at once get them one at a time (rx_lock). */
+__thread bool dpv__rx_visiting;
+
 void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 {
 	struct rte_mbuf *frames[RX_ROOM];
@@ -150,7 +152,7 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 	if (!dpv__spinlock_trylock(&q->lock))
 		return;
 	__atomic_store_n(&q->polls, q->polls + 1, __ATOMIC_RELAXED);
-	if (q->poller != (uintptr_t)pthread_self())    /* written when it changes only */
+	if (q->poller != (uintptr_t)pthread_self() && !dpv__rx_visiting)  /* when it changes */
 		__atomic_store_n(&q->poller, (uintptr_t)pthread_self(), __ATOMIC_RELAXED);
 	t = dpv__cyc_start();
 	if (unlikely(loop != NULL) && q->id == 0)
@@ -207,7 +209,9 @@ void dpv__port_rx_poll(struct dpv_device *dev)
  * their own queues: they read where another thread polls (a line written when that changes)
  * and one poll count per round, but take no lock of another's queue and deliver none of its
  * frames; one thread polling several CQs polls every queue at every round, and a queue whose
- * thread stopped is taken over. */
+ * thread stopped is taken over. A visitor's polls (the keeper's, a resolve's:
+ * dpv__rx_visiting) never make it a queue's poller: a CQ's thread that left its queue to the
+ * keeper waited for a thread that looks every 10 ms at best (RC peers timed out). */
 #define RX_HOME_ROUNDS 64
 
 static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)

@@ -964,6 +964,10 @@ void dpv__qp_fail(struct dpv_qp *qp);
 void dpv__port_rx_poll(struct dpv_device *dev);
 /* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
 void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
+/* Set by a thread that polls ports only now and then (the keeper, a resolve waiting for a
+ * reply): its polls deliver, but never make it a queue's poller, to which the threads
+ * polling CQs would then leave the queue (progress.c, cq_rx_poll). */
+extern __thread bool dpv__rx_visiting;
 /* The receive path delivered frames of queue @q to @cq: @cq's poller learns where they come
  * from (a line written only when a queue is new to it). */
 static inline void dpv__cq_rxq_seen(struct dpv_cq *cq, const struct dpv_rxq *q)

@@ -632,14 +632,20 @@ static uint32_t msg_len(uint64_t i)
 
 static void check_faults(void)
 {
-	enum { N = 10000, WINDOW = 64, SLOTS = 64, SLOT = 4096 };
+	enum { WINDOW = 64, SLOTS = 64, SLOT = 4096 };
+	/* DPV_TEST_N messages (default 10^4) at DPV_TEST_DROP_PPM drops (default 1 %): the
+	 * rc_loss test runs 10^5 at 5 % */
+	const char *n_env = getenv("DPV_TEST_N"), *drop_env = getenv("DPV_TEST_DROP_PPM");
+	const uint64_t N = n_env != NULL ? strtoull(n_env, NULL, 0) : 10000;
 	static const enum ibv_wr_opcode ops[] = {
 		IBV_WR_SEND, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
 		IBV_WR_SEND_WITH_IMM, IBV_WR_ATOMIC_FETCH_AND_ADD,
 	};
-	struct dpv_faults f = { .drop_ppm = 10000, .dup_ppm = 10000, .reorder_ppm = 10000,
-				.corrupt_ppm = 5000,
-				.seed = 42 };
+	/* DPV_TEST_SEED replays another pattern of faults (the default is the one CI runs) */
+	const char *seed = getenv("DPV_TEST_SEED");
+	struct dpv_faults f = { .drop_ppm = drop_env != NULL ? (uint32_t)atoi(drop_env) : 10000,
+				.dup_ppm = 10000, .reorder_ppm = 10000, .corrupt_ppm = 5000,
+				.seed = seed != NULL ? strtoull(seed, NULL, 0) : 42 };
 	struct dpv_faults off = { 0 };
 	struct pair p = pair_make(IBV_QPT_RC, 12, 7);
 	uint64_t *word = (uint64_t *)side(1, ATOM), posted = 0, done = 0, recvd = 0, adds = 0;
@@ -682,7 +688,11 @@ static void check_faults(void)
 			uint8_t exp[3 * MTU_BYTES];
 
 			if (wc[i].status != IBV_WC_SUCCESS || wc[i].wr_id != done) {
-				bad++;
+				if (bad++ == 0)
+					fprintf(stderr, "first bad completion: WR %llu of %llu: %s "
+						"(opcode %d)\n", (unsigned long long)wc[i].wr_id,
+						(unsigned long long)done,
+						ibv_wc_status_str(wc[i].status), (int)op);
 				continue;
 			}
 			if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
