@@ -24,7 +24,7 @@ static void rq_deliver(struct dpv_qp *qp, struct dpv_device *dev, struct rte_mbu
 	struct ibv_sge *sge;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 
-	if (rq->tail == rq->head) {
+	if (!dpv__rq_ready(qp)) {       /* its own WQE, or one from its SRQ */
 		dev->rx_no_wqe++;
 		return;
 	}

@@ -277,6 +277,11 @@ int dpv__rc_post_send(struct dpv_rc *rc, const struct dpv_rc_send_wr *wr, uint64
  * accepted and flushed at once. */
 int dpv__rc_post_recv(struct dpv_rc *rc, uint64_t handle, uint32_t length);
 
+/* Would the responder, given packet @h now, need a receive WQE it has none of? (A SEND that
+ * starts a message, or the end of an RDMA WRITE with immediate, at the PSN it expects.) For a
+ * caller that hands out receive WQEs only when needed (a shared receive queue). */
+bool dpv__rc_resp_wants_wqe(const struct dpv_rc *rc, const struct dpv_roce_hdrs *h);
+
 /* A received packet for this QP: @h decoded by dpv__roce_hdrs_decode and its ICRC checked,
  * @payload the @len bytes after the headers (pad excluded). Anything is accepted: what the
  * protocol does not expect is dropped and counted. */

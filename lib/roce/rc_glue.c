@@ -471,6 +471,10 @@ enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
 	if (memcmp(fr->sgid, rq->av.path.dgid, 16) != 0 ||
 	    memcmp(fr->dgid, rq->av.path.sgid, 16) != 0)
 		return DPV_UD_RX_NO_QP;
+	/* with an SRQ: a WQE from there when this packet starts a message that needs one */
+	if (qp->srq != NULL && qp->rq.head == qp->rq.tail &&
+	    dpv__rc_resp_wants_wqe(&rq->eng, &fr->h))
+		dpv__srq_take(qp, qp->srq);
 	dpv__rc_feed_rq(qp);
 	dpv__rc_rx(&rq->eng, &fr->h, f + fr->payload_off, fr->payload_len, dpv__rc_now());
 	dpv__rc_after(qp);

@@ -128,8 +128,6 @@ static int rc_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	size_t slots = qp->sq.size;
 	int rc;
 
-	if (a->srq != NULL)
-		return -EOPNOTSUPP;              /* no SRQs yet */
 	rc = dpv__device_loop_init(qp->ctx->dev);
 	if (rc != 0)
 		return rc;

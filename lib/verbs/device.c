@@ -389,6 +389,9 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
 	a->max_sge = 30;
+	a->max_srq = 65536;
+	a->max_srq_wr = (int)cfg->max_qp_wr;
+	a->max_srq_sge = 30;
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
 	a->max_mr = (int)cfg->max_mr;

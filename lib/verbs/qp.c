@@ -64,6 +64,9 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 		return -EOPNOTSUPP;
 	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
 		return -EOPNOTSUPP;          /* XRC, DRIVER: not (see doc/semantics.md) */
+	if (a->srq != NULL && (a->srq->context != &ctx->vctx.context ||
+			       to_dsrq(a->srq)->type != IBV_SRQT_BASIC))
+		return -EINVAL;
 	if (a->send_cq == NULL || a->recv_cq == NULL ||
 	    a->send_cq->context != &ctx->vctx.context || a->recv_cq->context != &ctx->vctx.context)
 		return -EINVAL;
@@ -75,6 +78,19 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 	    a->max_tso_header > MAX_TSO_HEADER_LIMIT)
 		return -EINVAL;
 	return 0;
+}
+
+/* The QP's own receive ring; with an SRQ, a few slots for the WQEs it takes from there (one
+ * per message being received: UD and RAW take one at a time, RC/UC one per SEND under way),
+ * with the SRQ's scatter entries. */
+static int rq_init(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
+{
+	struct dpv_srq *srq = to_dsrq(a->srq);
+
+	if (srq == NULL)
+		return dpv__rq_init(&qp->rq, a->cap.max_recv_wr, RTE_MAX(a->cap.max_recv_sge, 1u));
+	qp->srq = srq;
+	return dpv__rq_init(&qp->rq, 4, srq->rq.max_sge);
 }
 
 static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
@@ -117,8 +133,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	rc = dpv__sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
-	if (rc == 0 && (rc = dpv__rq_init(&qp->rq, a->cap.max_recv_wr,
-					 RTE_MAX(a->cap.max_recv_sge, 1u))) != 0)
+	if (rc == 0 && (rc = rq_init(qp, a)) != 0)
 		dpv__sq_fini(qp);
 	if (rc != 0) {
 		free(qp);
@@ -127,8 +142,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	/* Written back as verbs does: the SQ may hold more than asked. */
 	a->cap.max_send_wr = qp->sq.max_wr;
 	a->cap.max_send_sge = RTE_MAX(a->cap.max_send_sge, 1u);
-	a->cap.max_recv_wr = qp->rq.max_wr;
-	a->cap.max_recv_sge = RTE_MAX(a->cap.max_recv_sge, 1u);
+	a->cap.max_recv_wr = qp->srq != NULL ? 0 : qp->rq.max_wr;
+	a->cap.max_recv_sge = qp->srq != NULL ? 0 : RTE_MAX(a->cap.max_recv_sge, 1u);
 	qp->cap = a->cap;
 	qp_limits(qp, a);
 	qp->scq = to_dcq(a->send_cq);
@@ -155,7 +170,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	}
 	qp->ibqp = (struct ibv_qp){
 		.context = context, .qp_context = a->qp_context, .pd = a->pd,
-		.send_cq = a->send_cq, .recv_cq = a->recv_cq,
+		.send_cq = a->send_cq, .recv_cq = a->recv_cq, .srq = a->srq,
 		.qp_num = (uint32_t)qpn,
 		.state = IBV_QPS_RESET, .qp_type = a->qp_type,
 	};
@@ -166,6 +181,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (qp->rcq != qp->scq)
 		dpv__cq_attach_qp(qp->rcq);
 	dpv__context_qp_add(ctx, qp);
+	if (qp->srq != NULL)
+		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)
 		__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
@@ -233,6 +250,8 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	qp->ops->destroy(qp);
 	dpv__qp_ex_fini(qp);
 	pd = to_dpd(ibqp->pd);
+	if (qp->srq != NULL)
+		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
 	if (pd != qp->pd)
 		__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
@@ -296,6 +315,14 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		if (qp->rcq != qp->scq)
 			dpv__cq_clean(qp->rcq, qp);
 	}
+	if (next == IBV_QPS_ERR && qp->state != IBV_QPS_ERR) {
+		dpv__qp_set_state(qp, next);
+		qp->ops->flush(qp);
+		dpv__rq_flush(qp);
+		if (qp->srq != NULL)
+			dpv__srq_qp_error(qp);
+		return 0;
+	}
 	dpv__qp_set_state(qp, next);
 	if (next == IBV_QPS_ERR) {
 		qp->ops->flush(qp);
@@ -315,6 +342,8 @@ void dpv__qp_fail(struct dpv_qp *qp)
 	if (qp->service)
 		dpv__spinlock_unlock(&qp->svc_lock);
 	dpv__rq_flush(qp);
+	if (qp->srq != NULL)
+		dpv__srq_qp_error(qp);
 }
 
 static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, uint32_t burst)

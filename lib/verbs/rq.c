@@ -103,8 +103,8 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		return EINVAL;
 	}
 	dpv__qp_lock(qp);
-	if (dpv__qp_state(qp) == IBV_QPS_RESET)
-		rc = EINVAL;
+	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL)
+		rc = EINVAL;                 /* a QP with an SRQ takes its receives from there */
 	for (; rc == 0 && wr != NULL; wr = rc == 0 ? wr->next : wr) {
 		struct dpv_rwqe *w;
 

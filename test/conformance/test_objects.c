@@ -166,7 +166,9 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd, struct
 		.attr = { .size = sizeof(fa), .port = 1, .num_of_specs = 1 },
 		.vxlan = { .type = IBV_FLOW_SPEC_VXLAN_TUNNEL,
 			   .size = sizeof(struct ibv_flow_spec_tunnel) } };
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 },
+					   .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+					   .srq_type = IBV_SRQT_TM, .pd = pd };
 	struct ibv_cq_init_attr_ex cqa = { .cqe = 4 };
 
 	errno = 0;
@@ -174,7 +176,7 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd, struct
 	errno = 0;
 	CHECK(ibv_alloc_mw(pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP);
 	errno = 0;
-	CHECK(ibv_create_srq(pd, &sa) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_create_srq_ex(ctx, &sa) == NULL && errno == EOPNOTSUPP);   /* tag matching */
 	cqa.wc_flags = IBV_WC_EX_WITH_CVLAN;       /* no CVLAN (timestamps: test_cq_timestamps) */
 	errno = 0;
 	CHECK(ibv_create_cq_ex(ctx, &cqa) == NULL && errno == EOPNOTSUPP);
