@@ -97,10 +97,12 @@ struct dpv_rc_send_wr {
 	uint32_t imm;		/* *_IMM, as on the wire (verbs' imm_data is big-endian too) */
 	uint64_t compare_add;	/* CMP_SWP: the compare value; FETCH_ADD: the addend */
 	uint64_t swap;		/* CMP_SWP */
+	uint32_t xrc_srqn;	/* XRC: the XRCETH of its requests, the SRQ it lands in */
 };
 
 struct dpv_rc_config {
 	bool uc;			/* UC: no ACKs, no READ/atomics, a lost packet drops its message */
+	bool xrc;			/* XRC: RC with the XRC opcodes, an XRCETH on requests */
 	uint32_t mtu;			/* path MTU in bytes: 256, 512, 1024, 2048 or 4096 */
 	uint32_t qpn, dest_qpn;		/* 24 bits */
 	uint32_t sq_psn, rq_psn;	/* 24 bits */
@@ -281,6 +283,11 @@ int dpv__rc_post_recv(struct dpv_rc *rc, uint64_t handle, uint32_t length);
  * starts a message, or the end of an RDMA WRITE with immediate, at the PSN it expects.) For a
  * caller that hands out receive WQEs only when needed (a shared receive queue). */
 bool dpv__rc_resp_wants_wqe(const struct dpv_rc *rc, const struct dpv_roce_hdrs *h);
+
+/* The responder refuses request @h (an XRC request naming an SRQ outside the receiving QP's
+ * XRC domain, found by the caller): at the expected PSN, the invalid request NAK and ERR
+ * (a class C error), as an opcode the QP may not take; otherwise as dpv__rc_rx would. */
+void dpv__rc_resp_reject(struct dpv_rc *rc, const struct dpv_roce_hdrs *h);
 
 /* A received packet for this QP: @h decoded by dpv__roce_hdrs_decode and its ICRC checked,
  * @payload the @len bytes after the headers (pad excluded). Anything is accepted: what the

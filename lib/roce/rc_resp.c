@@ -466,6 +466,15 @@ bool dpv__rc_resp_wants_wqe(const struct dpv_rc *rc, const struct dpv_roce_hdrs 
 	return (op->flags & F(WRITE)) && (op->flags & F(IMM)) && (op->flags & F(LAST));
 }
 
+void dpv__rc_resp_reject(struct dpv_rc *rc, const struct dpv_roce_hdrs *h)
+{
+	if (rc->err || rc->resp.rd != NULL || dpv__psn_diff(h->bth.psn, rc->resp.psn) != 0) {
+		rc->stats.dropped++;	/* a duplicate or a gap: as the PSN checks would */
+		return;
+	}
+	fail(rc, INV_REQ, h->bth.psn);
+}
+
 void dpv__rc_resp_rx(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uint8_t *payload,
 		     uint32_t len)
 {

@@ -387,7 +387,8 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
-	a->device_cap_flags = dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0;
+	a->device_cap_flags = (dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0) |
+				IBV_DEVICE_XRC;
 	a->max_sge = 30;
 	a->max_srq = 65536;
 	a->max_srq_wr = (int)cfg->max_qp_wr;

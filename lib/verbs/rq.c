@@ -103,8 +103,9 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		return EINVAL;
 	}
 	dpv__qp_lock(qp);
-	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL)
-		rc = EINVAL;                 /* a QP with an SRQ takes its receives from there */
+	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL ||
+	    qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV)
+		rc = EINVAL;                 /* with an SRQ (XRC: always) receives come from there */
 	for (; rc == 0 && wr != NULL; wr = rc == 0 ? wr->next : wr) {
 		struct dpv_rwqe *w;
 

@@ -264,7 +264,8 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (srq == NULL)
 		return EINVAL;
-	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
+	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0 ||
+	    (srq->xrcd != NULL && dpv__xrcd_srq_retire(srq) != 0))
 		return EBUSY;
 	if (srq->xrcd != NULL)
 		dpv__xrcd_srq_del(srq);      /* and the receive side no longer finds it */

@@ -532,7 +532,10 @@ struct dpv_qp {
 	struct dpv_cq *scq, *rcq;
 	TAILQ_ENTRY(dpv_qp) ctx_next;      /* on its context's list (progress) */
 	struct dpv_rq rq;          /* with an SRQ: the WQEs it took from it (srq.c) */
-	struct dpv_srq *srq;       /* created with one: its receives come from there */
+	struct dpv_srq *srq;       /* created with one: its receives come from there; XRC_RECV:
+				    * the SRQ of the message under way (lib/roce/rc_glue.c) */
+	struct dpv_xrcd *xrcd;     /* XRC_RECV: its domain */
+	struct dpv_cq *own_rcq;    /* the recv_cq it was created with (XRC_RECV: none) */
 	int nb_flows;
 	enum ibv_qp_state state;
 	enum ibv_qp_type type;
@@ -610,6 +613,11 @@ static inline void dpv__qp_unlock_ctl(struct dpv_qp *qp)
 		dpv__spinlock_unlock(&qp->svc_lock);
 	dpv__qp_unlock(qp);
 }
+
+/* The QP whose control lock this thread holds in ibv_modify_qp (qp.c): an RC/UC/XRC modify
+ * resolving its peer polls the port, and a frame for that same QP found then is dropped (as
+ * lost: the peer retransmits) rather than waited for under a lock this thread holds. */
+extern __thread struct dpv_qp *dpv_ctl_qp;
 
 /* The QP's state as another thread may be changing it (the service lcore moves a QP to SQE). */
 static inline enum ibv_qp_state dpv__qp_state(const struct dpv_qp *qp)
@@ -796,6 +804,8 @@ void dpv__xrcd_use(struct dpv_xrcd *x, int delta);
  * holds @srq when this returns). */
 int dpv__xrcd_srq_add(struct ibv_xrcd *x, struct dpv_srq *srq);
 void dpv__xrcd_srq_del(struct dpv_srq *srq);
+/* ibv_destroy_srq of an XRC SRQ: unpublished, unless an XRC_RECV QP holds it (-EBUSY). */
+int dpv__xrcd_srq_retire(struct dpv_srq *srq);
 /* The XRC SRQ numbered @srq_num on @dev, or NULL (receive side, under the device's rx_lock). */
 struct dpv_srq *dpv__xrc_srq_lookup(struct dpv_device *dev, uint32_t srq_num);
 unsigned int dpv__release_xrcds(struct dpv_context *ctx);

@@ -158,6 +158,20 @@ int dpv__xrcd_srq_add(struct ibv_xrcd *ibx, struct dpv_srq *srq)
 	return rc;
 }
 
+int dpv__xrcd_srq_retire(struct dpv_srq *srq)
+{
+	pthread_mutex_lock(&xrc_lock);
+	__atomic_store_n(&srq_nums[srq->srq_num], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&xrc_lock);
+	/* an XRC_RECV QP binds to it only on the receive side, under rx_lock: once that is let
+	 * go, the users count says whether one still holds it */
+	dpv__device_rx_quiesce(srq->ctx->dev);
+	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	__atomic_store_n(&srq_nums[srq->srq_num], srq, __ATOMIC_RELEASE);
+	return -EBUSY;
+}
+
 void dpv__xrcd_srq_del(struct dpv_srq *srq)
 {
 	pthread_mutex_lock(&xrc_lock);

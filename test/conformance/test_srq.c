@@ -469,6 +469,178 @@ static void check_rnr(void)
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 }
 
+/* ---- XRC ---- */
+
+static struct ibv_xrcd *xrcd_open(int fd, int oflags)
+{
+	struct ibv_xrcd_init_attr a = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						     IBV_XRCD_INIT_ATTR_OFLAGS,
+					.fd = fd, .oflags = oflags };
+
+	return ibv_open_xrcd(ctx, &a);
+}
+
+static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC, .xrcd = x, .cq = cq, .pd = pd,
+	};
+
+	return ibv_create_srq_ex(ctx, &a);
+}
+
+/* XRC_SEND @ini and XRC_RECV @tgt connected to each other (as ibv_xsrq_pingpong does). */
+static void xrc_connect(struct ibv_qp *ini, struct ibv_qp *tgt)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	struct ibv_ah_attr av = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid4, .sgid_index = 1, .hop_limit = 64 } };
+
+	CHECK_EQ(ibv_modify_qp(ini, &a, init), 0);
+	CHECK_EQ(ibv_modify_qp(tgt, &a, init), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				  .dest_qp_num = ini->qp_num, .rq_psn = 50, .min_rnr_timer = 1,
+				  .max_dest_rd_atomic = 1, .ah_attr = av };
+	CHECK_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			       IBV_QP_MIN_RNR_TIMER), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .sq_psn = 60 };
+	CHECK_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				  .dest_qp_num = tgt->qp_num, .rq_psn = 60, .ah_attr = av };
+	CHECK_EQ(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				  .rnr_retry = 7, .sq_psn = 50, .max_rd_atomic = 1 };
+	CHECK_EQ(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN |
+			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+static int xrc_send(struct ibv_qp *ini, uint32_t srqn, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)(buf + TX), len, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.qp_type.xrc.remote_srqn = srqn;
+	return ibv_post_send(ini, &wr, &bad);
+}
+
+/* Domains: fd -1 is a domain of its own; one file's inode is one domain however often it is
+ * opened (O_CREAT to create, O_EXCL refusing an existing one, EINVAL without O_CREAT for a new
+ * one); ibv_close_xrcd EBUSY while an SRQ uses it. Messages: an XRC_SEND QP's SENDs land in the
+ * XRC SRQ their remote_srqn names (through an XRC_RECV QP of the same domain, opened from
+ * another handle of the same file), completions on the SRQ's CQ with the XRC_RECV QP's number;
+ * an SRQ of another domain: REM_INV_REQ_ERR at the sender, the XRC_RECV QP to ERR, nothing
+ * taken from that SRQ. */
+static void check_xrc(void)
+{
+	char path[] = "/tmp/dpv_xrc_XXXXXX";
+	int fd = mkstemp(path);
+	struct ibv_xrcd *x_file = xrcd_open(fd, O_CREAT), *x_same, *x_other = xrcd_open(-1, O_CREAT);
+	struct ibv_cq *scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_srq *s_in, *s_out;
+	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = scq,
+					  .cap = { .max_send_wr = 16, .max_send_sge = 1 },
+					  .comp_mask = IBV_QP_INIT_ATTR_PD |
+						       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
+					  .send_ops_flags = IBV_QP_EX_WITH_SEND };
+	struct ibv_qp_ex *qx;
+	struct ibv_qp *ini, *tgt;
+	struct ibv_wc wc[4];
+	uint32_t n_in = 0, n_out = 0;
+	uint8_t exp[3000];
+
+	CHECK(fd >= 0 && x_file != NULL && x_other != NULL, "ibv_open_xrcd: %s", strerror(errno));
+	errno = 0;
+	CHECK(xrcd_open(fd, O_CREAT | O_EXCL) == NULL && errno == EINVAL, "O_EXCL: %d", errno);
+	x_same = xrcd_open(fd, 0);
+	CHECK(x_same != NULL, "the file's domain again: %s", strerror(errno));
+	s_in = xrc_srq(x_file, rcq);
+	s_out = xrc_srq(x_other, rcq);
+	CHECK(s_in != NULL && s_out != NULL, "XRC SRQs: %s", strerror(errno));
+	CHECK_EQ(ibv_get_srq_num(s_in, &n_in), 0);
+	CHECK_EQ(ibv_get_srq_num(s_out, &n_out), 0);
+	CHECK(n_in != 0 && n_out != 0 && n_in != n_out, "SRQ numbers %u %u", n_in, n_out);
+	CHECK_EQ(ibv_close_xrcd(x_file), EBUSY);
+	ini = ibv_create_qp_ex(ctx, &qa);
+	qa = (struct ibv_qp_init_attr_ex){ .qp_type = IBV_QPT_XRC_RECV,
+					   .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x_same };
+	tgt = ibv_create_qp_ex(ctx, &qa);
+	CHECK(ini != NULL && tgt != NULL, "XRC QPs: %s", strerror(errno));
+	xrc_connect(ini, tgt);
+	{
+		struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
+		struct ibv_recv_wr rw = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		CHECK_EQ(ibv_post_recv(ini, &rw, &bad), EINVAL);   /* no receive queue */
+		CHECK_EQ(ibv_post_recv(tgt, &rw, &bad), EINVAL);
+		CHECK_EQ(xrc_send(tgt, n_in, 10, 1), EINVAL);         /* no send queue either */
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(srq_post(s_in, buf + RX + i * SLOT, SLOT, 500 + i), 0);
+	CHECK_EQ(srq_post(s_out, buf + RX + 3 * SLOT, SLOT, 600), 0);
+	for (int i = 0; i < 2; i++) {
+		pattern(buf + TX, 2500, (uint8_t)(90 + i));
+		pattern(exp, 2500, (uint8_t)(90 + i));
+		CHECK_EQ(xrc_send(ini, n_in, 2500, i), 0);
+		CHECK_EQ(poll_n(rcq, wc, 1), 1);
+		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == (uint64_t)(500 + i) &&
+		      wc[0].qp_num == tgt->qp_num && wc[0].byte_len == 2500 &&
+		      memcmp(buf + RX + i * SLOT, exp, 2500) == 0, "XRC SEND %d: %s wr_id %lu "
+		      "qp %u len %u", i, ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id,
+		      wc[0].qp_num, wc[0].byte_len);
+		CHECK_EQ(poll_n(scq, wc, 1), 1);
+		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == (uint64_t)i, "send %d: %s", i,
+		      ibv_wc_status_str(wc[0].status));
+	}
+	/* the ibv_wr_* API: ibv_wr_set_xrc_srqn names the SRQ */
+	qx = ibv_qp_to_qp_ex(ini);
+	CHECK(qx != NULL, "ibv_qp_to_qp_ex");
+	if (qx != NULL) {
+		pattern(buf + TX, 700, 77);
+		pattern(exp, 700, 77);
+		ibv_wr_start(qx);
+		qx->wr_id = 7;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(qx);
+		ibv_wr_set_xrc_srqn(qx, n_in);
+		ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)(buf + TX), 700);
+		CHECK_EQ(ibv_wr_complete(qx), 0);
+		CHECK_EQ(poll_n(rcq, wc, 1), 1);
+		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 502 && wc[0].byte_len == 700 &&
+		      memcmp(buf + RX + 2 * SLOT, exp, 700) == 0, "wr API: %s wr_id %lu",
+		      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id);
+		CHECK_EQ(poll_n(scq, wc, 1), 1);
+	}
+	/* an SRQ of another domain */
+	CHECK_EQ(xrc_send(ini, n_out, 100, 9), 0);
+	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK(wc[0].status == IBV_WC_REM_INV_REQ_ERR && wc[0].wr_id == 9, "other domain: %s",
+	      ibv_wc_status_str(wc[0].status));
+	CHECK_EQ(poll_n(rcq, wc, 4), 0);          /* nothing taken, nothing flushed */
+	CHECK_EQ(ibv_destroy_qp(ini), 0);
+	CHECK_EQ(ibv_destroy_qp(tgt), 0);
+	CHECK_EQ(ibv_destroy_srq(s_in), 0);
+	CHECK_EQ(ibv_destroy_srq(s_out), 0);
+	CHECK_EQ(ibv_close_xrcd(x_file), 0);
+	CHECK_EQ(ibv_close_xrcd(x_same), 0);
+	CHECK_EQ(ibv_close_xrcd(x_other), 0);
+	/* the file's domain is gone with its last handle: not without O_CREAT */
+	errno = 0;
+	CHECK(xrcd_open(fd, 0) == NULL && errno == EINVAL, "gone: errno %d", errno);
+	CHECK_EQ(ibv_destroy_cq(scq), 0);
+	CHECK_EQ(ibv_destroy_cq(rcq), 0);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	ctx = test_open(NULL);
@@ -493,6 +665,7 @@ int main(void)
 	check_ud();
 	check_error_isolation();
 	check_rnr();
+	check_xrc();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
