@@ -6,7 +6,7 @@
 # ibv_get_srq_num), an XRC_RECV QP on the domain and an XRC_SEND QP; they exchange QPNs, PSNs,
 # SRQ numbers and GIDs over TCP on 127.0.0.1 and ping-pong 4096-byte SENDs whose
 # remote_srqn names the peer's SRQ, over the veth pair with a RoCE v2 GID (-g 1), polling and
-# sleeping on events (-e). The capture on the veth (tshark) shows the XRC opcodes and, four
+# sleeping on events (-e). The capture on the veth (dumpcap, read by tshark) shows the XRC opcodes and, four
 # bytes after the BTH, the XRCETH naming the receiver's SRQ number.
 set -u
 run=$1
@@ -38,9 +38,10 @@ for mode in poll events; do
 	extra=; [ $mode = events ] && extra=-e
 	args="-d dpv_net_af_packet0 -g 1 -s 4096 -n 20 -p $((port + k)) $extra"
 	k=$((k + 1))
-	if [ $mode = poll ] && command -v tshark > /dev/null; then
-		# what arrives at the client's end: the server's requests and ACKs
-		tshark -q -i "$b" -w "$dir/cap.pcap" -f 'udp port 4791' 2> /dev/null &
+	if [ $mode = poll ] && command -v dumpcap > /dev/null && command -v tshark > /dev/null; then
+		# what the client's end sees (dumpcap: tshark's capture engine, without its CPU
+		# cost while the pingpong runs; an XRC sender retries for only 7 x 67 ms)
+		dumpcap -q -i "$b" -w "$dir/cap.pcap" -f 'udp port 4791' 2> /dev/null &
 		cap=$!
 		sleep 2
 	fi
