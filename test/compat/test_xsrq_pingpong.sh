@@ -16,7 +16,9 @@ command -v ibv_xsrq_pingpong > /dev/null || { echo "ibv_xsrq_pingpong missing (i
 a=dpvxa$$; b=dpvxb$$
 dir=$(mktemp -d)
 srv=; cap=
+had_domain=false; [ -e /tmp/xrc_domain ] && had_domain=true   # the tool's domain file
 cleanup() {
+	$had_domain || rm -f /tmp/xrc_domain
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	[ -n "$cap" ] && kill "$cap" 2>/dev/null
 	wait 2>/dev/null
