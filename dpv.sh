@@ -88,7 +88,7 @@ sanitized() {
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
 # rc is not among them yet: under TSan's slowdown its 10^4 WRs with receive faults ended in
 # RETRY_EXC_ERR once (32 bad completions at 6543 of 10000) — open in issue #15's notes.
-TSAN_TESTS="concurrency completions service roce_addr ud"
+TSAN_TESTS="concurrency completions service service_help roce_addr ud rx_concurrency rx_queues"
 tsan() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
 	[ -f "$BUILD-tsan/build.ninja" ] ||

@@ -113,6 +113,17 @@ struct dpv_port_stats {
 				     * side without the wire */
 	uint64_t tx_ud_oversize;    /* UD messages above the path MTU: sent nothing, completed
 				     * successfully (IBA C10-93.1.1) */
+	/* TSC cycles of the port's receive side by stage, counted only when the configuration
+	 * has cycle_stats = 1: rx_burst, classifying frames to QPs (flows), copying them into
+	 * receive WQEs, writing their completions, freeing the mbufs; tsc_hz converts them. */
+	uint64_t rx_cycles_burst, rx_cycles_classify, rx_cycles_copy, rx_cycles_cqe;
+	uint64_t rx_cycles_free;
+	uint64_t tsc_hz;
+	/* ARP and IPv6 neighbour discovery of a port with addresses (doc/roce.md, "Neighbours") */
+	uint64_t tx_nd;             /* requests and answers the port sent */
+	uint64_t tx_nd_dropped;     /* ... that it could not send (no mbuf, queue full) */
+	uint64_t rx_nd;             /* ARP/ND frames the port consumed (its own come back too) */
+	uint64_t rx_nd_malformed;   /* ... among them malformed (ignored) */
 };
 
 /**
@@ -250,6 +261,7 @@ struct dpv_qp_counters {
 	 * port (per burst), writing completions; tsc_hz converts them to time. */
 	uint64_t cycles_validate, cycles_build, cycles_burst, cycles_complete;
 	uint64_t tsc_hz;
+	uint64_t cycles_recv_post;  /* ... and in ibv_post_recv (same condition) */
 };
 
 /**
@@ -265,6 +277,9 @@ struct dpv_cq_counters {
 	uint32_t nb_qp;             /* QPs completing into it */
 	bool armed;                 /* ibv_req_notify_cq armed it */
 	bool overrun;               /* a completion was lost (IBV_EVENT_CQ_ERR) */
+	/* with cycle_stats = 1: TSC cycles ibv_poll_cq spent taking completions out (the
+	 * progress it drives not included), and the completions it took */
+	uint64_t cycles_poll, polled;
 };
 
 /**

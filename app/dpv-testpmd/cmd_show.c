@@ -100,6 +100,8 @@ static void port_stats(unsigned int p, struct tp_port *pt)
 	       D(rx_roce_no_qp), D(rx_roce_bad_qkey));
 	printf("  tx RoCE loopback:      %llu\n  tx UD above the MTU:   %llu\n",
 	       D(tx_roce_loopback), D(tx_ud_oversize));
+	printf("  ARP/ND: tx %llu (dropped %llu), rx %llu (malformed %llu)\n", D(tx_nd),
+	       D(tx_nd_dropped), D(rx_nd), D(rx_nd_malformed));
 	printf("  forwarding: rx %llu, tx WRs %llu, completions %llu, errors %llu, SQ full %llu\n",
 	       (unsigned long long)c->rx, (unsigned long long)c->tx_wrs,
 	       (unsigned long long)c->completions, (unsigned long long)c->errors,

@@ -46,6 +46,21 @@ struct dpv_port_caps {
 	struct rte_mempool *ext_mp; /* mbufs without data room (external buffers) */
 };
 
+/* What a receive rule matches (lib/raw's flows, as ibv_create_flow's specs say): a frame
+ * matches when every field ANDed with its mask equals the value ANDed with it; l4
+ * (IPPROTO_TCP/UDP) asks for that L4 header, a nonzero sip_m/dip_m for an IPv4 one, an IPv6
+ * address mask for an IPv6 one; proto/tos/ttl are IPv4's or IPv6's (next header, traffic
+ * class, hop limit). Network order, as the specs carry them. */
+struct dpv_flow_match {
+	uint8_t dmac[6], dmac_m[6], smac[6], smac_m[6];
+	uint16_t etype, etype_m, vlan, vlan_m;        /* EtherType after the VLAN tags */
+	uint32_t sip, sip_m, dip, dip_m;
+	uint8_t proto, proto_m, tos, tos_m, ttl, ttl_m;
+	uint8_t sip6[16], sip6_m[16], dip6[16], dip6_m[16];
+	uint8_t l4;                                   /* IPPROTO_TCP/UDP, 0: any */
+	uint16_t sport, sport_m, dport, dport_m;
+};
+
 /* One extended statistic, as the hardware's driver names it. */
 struct dpv_port_xstat {
 	char name[64];
@@ -85,14 +100,22 @@ struct dpv_driver_ops {
 	 * replacing the previous list. A port that cannot filter by MAC receives all multicast
 	 * instead. -ENOTSUP when it can do neither (NULL: the driver never filters). */
 	int (*rx_mcast_set)(struct dpv_port *port, const uint8_t (*macs)[6], unsigned int n);
-	/* Up to @n received frames from every receive queue of the port. */
-	uint16_t (*rx_burst)(struct dpv_port *port, struct rte_mbuf **pkts, uint16_t n);
+	/* Up to @n frames received on receive queue @queue (< the nb_rx of port_queues). One
+	 * thread at a time per queue; different queues may be polled at once. */
+	uint16_t (*rx_burst)(struct dpv_port *port, uint16_t queue, struct rte_mbuf **pkts,
+			     uint16_t n);
 	/* Make [va, va + len) reachable by the port's DMA, and undo it. */
 	int (*dma_map)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
 	int (*dma_unmap)(struct dpv_port *port, void *va, uint64_t iova, uint64_t len);
 	/* The port's extended statistics: fills up to @n, returns how many there are (NULL:
 	 * the driver has none). */
 	int (*port_xstats)(struct dpv_port *port, struct dpv_port_xstat *xstats, unsigned int n);
+	/* Steer the frames @m matches to receive queue @queue in hardware (*@handle: the rule);
+	 * -EOPNOTSUPP when the port cannot (that rule or any), and frames go where they would.
+	 * A hint: the layer above checks every frame itself. NULL: the driver has no steering. */
+	int (*flow_steer)(struct dpv_port *port, const struct dpv_flow_match *m, uint16_t queue,
+			  void **handle);
+	void (*flow_unsteer)(struct dpv_port *port, void *handle);
 };
 
 /* Called by a driver, from any thread, when the link of @port went down or came up (the

@@ -74,9 +74,11 @@ const char *dpv__eal_args_used(void);
 void dpv__eal_at_stop(void (*fn)(void));
 
 /* Service lcores (service.c). A work item is called over and over by its service lcore, with
- * the lcore's work list locked (dpv__service_work_del waits for the round in progress). */
+ * the lcore's work list locked (dpv__service_work_del waits for the round in progress); it
+ * returns whether it found something to do (0: nothing), so that a service lcore idle for a
+ * while can let another thread of its CPU run. */
 struct dpv_service_work {
-	void (*fn)(void *arg);
+	unsigned int (*fn)(void *arg);
 	void *arg;
 };
 
@@ -97,6 +99,9 @@ void dpv__service_work_del(unsigned int lcore, const struct dpv_service_work *w)
 void dpv__service_stop_all(void);
 /* Service lcores in use (at most @max written); returns how many there are. */
 int dpv__service_info(struct dpv_service_info *out, int max);
+/* Is @lcore's service loop running (not stopped)? Its rounds so far in *@rounds: a count that
+ * does not move while it runs says the OS does not give it the CPU. Any thread, no lock. */
+bool dpv__service_rounds(unsigned int lcore, uint64_t *rounds);
 
 /* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
 struct rte_mempool *dpv__pool_get(int socket);

@@ -11,12 +11,19 @@
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_cycles.h>
 #include <rte_pause.h>
+#include <sched.h>
 
 #include "dpv_engine.h"
 #include "dpv_lock.h"
 
 #define WORK_MAX 64
+/* A service lcore with nothing to do for this long yields its CPU once (and again after as
+ * long): on a core of its own the call returns at once, on a core it shares with the threads
+ * that post (a loaded machine, or --lcores mapping two lcores to one CPU) they get the CPU
+ * instead of watching it spin for the rest of its time slice. */
+#define IDLE_YIELD_US 50
 
 struct service {
 	dpv_spinlock_t lock;            /* the work list; held by the loop for a whole round */
@@ -35,9 +42,10 @@ static pthread_mutex_t services_lock = PTHREAD_MUTEX_INITIALIZER;  /* start, sto
 static int service_loop(void *arg)
 {
 	struct service *s = arg;
+	uint64_t idle_tsc = rte_get_tsc_hz() / 1000000 * IDLE_YIELD_US, idle_since = 0;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-		unsigned int n;
+		unsigned int n, busy = 0;
 
 		if (__atomic_load_n(&s->want, __ATOMIC_ACQUIRE) != 0) {
 			rte_pause();
@@ -46,11 +54,20 @@ static int service_loop(void *arg)
 		dpv__spinlock_lock(&s->lock);
 		n = s->nb_work;
 		for (unsigned int i = 0; i < n; i++)
-			s->work[i].fn(s->work[i].arg);
+			busy += s->work[i].fn(s->work[i].arg);
 		dpv__spinlock_unlock(&s->lock);
 		__atomic_store_n(&s->rounds, s->rounds + 1, __ATOMIC_RELAXED);
-		if (n == 0)
-			rte_pause();
+		if (busy != 0) {
+			idle_since = 0;
+			continue;
+		}
+		rte_pause();
+		if (idle_since == 0) {
+			idle_since = rte_rdtsc();
+		} else if (rte_rdtsc() - idle_since > idle_tsc) {
+			sched_yield();
+			idle_since = 0;
+		}
 	}
 	return 0;
 }
@@ -71,7 +88,7 @@ static int service_start(unsigned int lcore)
 	rc = rte_eal_remote_launch(service_loop, s, lcore);
 	if (rc != 0)
 		return rc;
-	s->running = true;
+	__atomic_store_n(&s->running, true, __ATOMIC_RELEASE);   /* read unlocked: rounds */
 	s->held = false;
 	ENGINE_LOG(INFO, "service lcore %u (NUMA socket %u) started", lcore,
 		   rte_lcore_to_socket_id(lcore));
@@ -87,7 +104,7 @@ static void service_stop(unsigned int lcore)
 		return;
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
 	rte_eal_wait_lcore(lcore);
-	s->running = false;
+	__atomic_store_n(&s->running, false, __ATOMIC_RELEASE);
 }
 
 DPV_EXPORT int dpv_service_lcore_start(unsigned int lcore)
@@ -247,6 +264,15 @@ int dpv__service_info(struct dpv_service_info *out, int max)
 	}
 	pthread_mutex_unlock(&services_lock);
 	return n;
+}
+
+bool dpv__service_rounds(unsigned int lcore, uint64_t *rounds)
+{
+	const struct service *s = &services[lcore];
+
+	*rounds = __atomic_load_n(&s->rounds, __ATOMIC_RELAXED);
+	return __atomic_load_n(&s->running, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE);
 }
 
 DPV_EXPORT int dpv_thread_register(void)

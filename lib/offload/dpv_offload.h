@@ -42,6 +42,17 @@ struct dpv_hdr_info {
 	bool fragment;          /* an IP fragment: its L4 header is not (wholly) here */
 };
 
+/* Can frame @h (@len bytes) be IPv4, directly or after VLAN tags? (A test before a parse.) */
+static inline bool dpv__may_be_ipv4(const uint8_t *h, size_t len)
+{
+	uint16_t type;
+
+	if (len < 14)
+		return false;
+	type = (uint16_t)(h[12] << 8 | h[13]);
+	return type == 0x0800 || type == 0x8100 || type == 0x88a8;
+}
+
 /* Parse as far as the bytes go; never fails on short or foreign frames (layers stay 0). */
 void dpv__hdr_parse(const uint8_t *frame, size_t len, struct dpv_hdr_info *info);
 
@@ -112,9 +123,30 @@ uint16_t dpv__ipv4_hdr_cksum(const uint8_t *ip, uint16_t len);
  * fragments' L4 are left as they are. */
 void dpv__sw_csum(struct rte_mbuf *m, const struct dpv_hdr_info *info);
 
+/* Has the frame a TCP or UDP checksum that IP_CSUM computes? (IP, not a fragment, the
+ * whole TCP/UDP header parsed) */
+static inline bool dpv__csum_has_l4(const struct dpv_hdr_info *info)
+{
+	return info->l3 != DPV_L3_NONE && !info->fragment && info->l4_len != 0 &&
+	       (info->l4_proto == 6 || info->l4_proto == 17);     /* TCP, UDP */
+}
+
+/* The L4 bytes a checksum covers in a frame of @frame_len bytes whose IP header is @l3: what
+ * the IP header says, clamped to the frame (Ethernet padding is not summed). */
+uint32_t dpv__l4_length(const struct dpv_hdr_info *info, const void *l3, uint32_t frame_len);
+
+/* dpv__sw_csum where the L4 sum was taken while the frame was copied: @f is the frame (its
+ * headers contiguous, dpv__csum_has_l4), @raw the dpv__cksum of its @l4_len bytes of L4 as
+ * they are, checksum field included. Writes the same bytes dpv__sw_csum would. */
+void dpv__sw_csum_summed(uint8_t *f, const struct dpv_hdr_info *info, uint32_t l4_len,
+			 uint16_t raw);
+
 /* A received frame's IPv4 header and TCP/UDP checksums are right: the port's word when it
  * gives one (RX checksum flags), else computed. */
 bool dpv__rx_csum_ok(const struct rte_mbuf *m);
+/* The same, with the frame's headers as dpv__hdr_parse gave them (NULL: parsed here, if the
+ * EtherType can be IPv4 at all). */
+bool dpv__rx_csum_ok_parsed(const struct rte_mbuf *m, const struct dpv_hdr_info *parsed);
 
 /* Are the IPv4 header checksum and the TCP/UDP checksum of a received IPv4 frame right?
  * (IP_CSUM_OK: false for anything but IPv4 TCP/UDP non-fragments.) */

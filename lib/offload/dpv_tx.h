@@ -109,6 +109,16 @@ int dpv__tx_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame)
 struct rte_mbuf *dpv__tx_copy_one(struct dpv_txh *h, const void *data, uint32_t len);
 /* IP_CSUM on a built single-mbuf frame: in the port where it can, else in software. */
 void dpv__tx_csum(struct dpv_txh *h, struct rte_mbuf *m);
+/* The IP_CSUM case of dpv__tx_copy_one, for fast paths: the @len bytes of @nseg pieces
+ * (@len <= h->small_max) copied into @m, a fresh mbuf, with IP_CSUM; where software computes
+ * the TCP/UDP checksum its sum is taken while copying (each byte read once), else the port
+ * is asked as dpv__tx_csum does. */
+void dpv__tx_copy_csum(struct dpv_txh *h, struct rte_mbuf *m, const struct dpv_tx_seg *seg,
+		       uint16_t nseg, uint32_t len);
+/* Software IP_CSUM while copying, without a port: the @len bytes of @seg copied to @dst with
+ * the IPv4 header and TCP/UDP checksums written, the bytes a copy and dpv__sw_csum give. */
+void dpv__tx_copy_sw_csum(uint8_t *dst, const struct dpv_tx_seg *seg, uint16_t nseg,
+			  uint32_t len);
 /* Hand built frames to the port; returns how many it took wholly, in order. */
 uint16_t dpv__tx_burst(struct dpv_txh *h, void **frames, uint16_t n);
 /* Drop a built frame that will never be sent (flush). */

@@ -185,21 +185,28 @@ int dpv__tx_attach(struct dpv_txh *txh, struct cursor *c, uint32_t len, struct r
 	return 0;
 }
 
-/* The frame's headers, parsed from application memory without writing it. */
-static void peek_headers(const struct dpv_tx_req *wr, struct dpv_hdr_info *info)
+/* The frame's headers, parsed from application memory without writing it: in place when the
+ * first piece holds them, else from a copy of the first bytes into @buf (PEEK_MAX). Returns
+ * where the parsed bytes are. */
+static const uint8_t *peek_segs(const struct dpv_tx_seg *seg, uint16_t nseg, uint32_t total,
+				uint8_t *buf, struct dpv_hdr_info *info)
 {
-	uint8_t buf[PEEK_MAX];
-	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
-	uint32_t len = 0;
+	struct cursor c = { .seg = seg, .nseg = nseg };
+	uint32_t want = RTE_MIN(total, (uint32_t)PEEK_MAX), len = 0;
 
-	while (len < sizeof(buf) && c.s < wr->nseg) {
+	if (nseg > 0 && seg[0].len >= want) {
+		dpv__hdr_parse(seg[0].addr, want, info);
+		return seg[0].addr;
+	}
+	while (len < want && c.s < nseg) {
 		const uint8_t *p;
-		uint32_t take = cursor_take(&c, sizeof(buf) - len, &p);
+		uint32_t take = cursor_take(&c, want - len, &p);
 
 		memcpy(buf + len, p, take);
 		len += take;
 	}
 	dpv__hdr_parse(buf, len, info);
+	return buf;
 }
 
 static uint32_t copy_length(const struct dpv_txh *txh, const struct dpv_tx_req *wr,
@@ -267,24 +274,42 @@ static bool ipv6_ext(const struct dpv_hdr_info *info)
 	return info->l3 == DPV_L3_IPV6 && info->l3_len != sizeof(struct rte_ipv6_hdr);
 }
 
-/* Which checksums of this frame the port computes; the rest are computed here. */
-static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct dpv_hdr_info *info)
+/* Which checksums of a frame the port computes (*@hw_ip, *@hw_l4): none when this returns
+ * true, and software computes them all. @even: every segment but the last of an even length
+ * (a frame copied into one mbuf is). */
+static bool csum_in_sw(const struct dpv_txh *txh, const struct dpv_hdr_info *info, bool even,
+		       bool *hw_ip, bool *hw_l4)
 {
 	const struct dpv_port_caps *p = txh->caps;
 	bool v4 = info->l3 == DPV_L3_IPV4, tcp = info->l4_proto == IPPROTO_TCP;
-	bool has_l4 = !info->fragment && info->l4_len != 0 &&
-		      (tcp || info->l4_proto == IPPROTO_UDP);
+	bool has_l4 = dpv__csum_has_l4(info);
 	uint64_t l4_capa = tcp ? RTE_ETH_TX_OFFLOAD_TCP_CKSUM : RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
 	uint32_t forced = dpv__offload_forced(txh->ctl);
-	bool hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
-		     !(forced & DPV_OFFLOAD_IPV4_CKSUM);
-	bool hw_l4 = has_l4 && (p->tx_offloads & l4_capa) && !ipv6_ext(info) &&
-		     !(forced & (tcp ? DPV_OFFLOAD_TCP_CKSUM : DPV_OFFLOAD_UDP_CKSUM)) &&
-		     (p->odd_segs_csum || segments_even(m));
 
-	if (dpv__offload_policy_of(txh->ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
-	    info->l3 == DPV_L3_NONE ||
-	    (!hw_l4 && (!hw_ip || has_l4))) {
+	*hw_ip = v4 && (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
+		 !(forced & DPV_OFFLOAD_IPV4_CKSUM);
+	*hw_l4 = has_l4 && (p->tx_offloads & l4_capa) && !ipv6_ext(info) &&
+		 !(forced & (tcp ? DPV_OFFLOAD_TCP_CKSUM : DPV_OFFLOAD_UDP_CKSUM)) &&
+		 (p->odd_segs_csum || even);
+	return dpv__offload_policy_of(txh->ctl) == DPV_OFFLOAD_POLICY_SOFTWARE ||
+	       info->l3 == DPV_L3_NONE || (!*hw_l4 && (!*hw_ip || has_l4));
+}
+
+/* Will software sum this frame's TCP/UDP bytes? Then they are summed while copied. */
+static bool l4_in_sw(const struct dpv_txh *txh, const struct dpv_hdr_info *info)
+{
+	bool hw_ip, hw_l4;
+
+	return dpv__csum_has_l4(info) && csum_in_sw(txh, info, true, &hw_ip, &hw_l4);
+}
+
+/* Which checksums of this frame the port computes; the rest are computed here. */
+static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct dpv_hdr_info *info)
+{
+	bool v4 = info->l3 == DPV_L3_IPV4, tcp = info->l4_proto == IPPROTO_TCP;
+	bool hw_ip, hw_l4;
+
+	if (csum_in_sw(txh, info, segments_even(m), &hw_ip, &hw_l4)) {
 		dpv__sw_csum(m, info);
 		txh->cnt.csum_sw++;
 		return;
@@ -309,6 +334,94 @@ static void csum_offload(struct dpv_txh *txh, struct rte_mbuf *m, const struct d
 		return;
 	}
 	txh->cnt.csum_hw++;
+}
+
+/* Copy the next @len bytes of @c to @dst; with @sum, their raw sum (from the first of them)
+ * is taken while copying. */
+static void copy_run(uint8_t *dst, struct cursor *c, uint32_t len, uint16_t *sum)
+{
+	uint32_t done = 0;
+
+	while (len > 0) {
+		const uint8_t *p;
+		uint32_t take = cursor_take(c, len, &p);
+
+		if (sum != NULL)
+			*sum = dpv__cksum_copy(*sum, dst + done, p, take, done);
+		else
+			rte_memcpy(dst + done, p, take);
+		done += take;
+		len -= take;
+	}
+}
+
+/* Software IP_CSUM while copying the @len bytes of @seg to @dst: the L4 bytes summed as they
+ * are copied (each byte read once), then the checksums written (dpv__sw_csum_summed). @info
+ * and @hdr: the headers as peek_segs parsed them (dpv__csum_has_l4). */
+static void copy_summed(uint8_t *dst, const struct dpv_tx_seg *seg, uint16_t nseg, uint32_t len,
+			const struct dpv_hdr_info *info, const uint8_t *hdr)
+{
+	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len;
+	uint32_t l4_len = dpv__l4_length(info, hdr + info->l2_len, len);
+	uint16_t sum = 0;
+
+	if (nseg == 1) {                  /* one piece: no cursor */
+		const uint8_t *src = seg[0].addr;
+
+		rte_memcpy(dst, src, l4_off);
+		sum = dpv__cksum_copy(0, dst + l4_off, src + l4_off, l4_len, 0);
+		if (l4_off + l4_len < len)
+			rte_memcpy(dst + l4_off + l4_len, src + l4_off + l4_len,
+				   len - l4_off - l4_len);
+	} else {
+		struct cursor c = { .seg = seg, .nseg = nseg };
+
+		copy_run(dst, &c, l4_off, NULL);
+		copy_run(dst + l4_off, &c, l4_len, &sum);
+		copy_run(dst + l4_off + l4_len, &c, len - l4_off - l4_len, NULL);
+	}
+	dpv__sw_csum_summed(dst, info, l4_len, sum);
+}
+
+void dpv__tx_copy_sw_csum(uint8_t *dst, const struct dpv_tx_seg *seg, uint16_t nseg,
+			  uint32_t len)
+{
+	uint8_t buf[PEEK_MAX];
+	struct dpv_hdr_info info;
+	const uint8_t *hdr = peek_segs(seg, nseg, len, buf, &info);
+	struct cursor c = { .seg = seg, .nseg = nseg };
+
+	if (dpv__csum_has_l4(&info)) {
+		copy_summed(dst, seg, nseg, len, &info, hdr);
+	} else {
+		copy_run(dst, &c, len, NULL);
+		if (info.l3 == DPV_L3_IPV4 && len >= (uint32_t)info.l2_len + info.l3_len) {
+			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(dst + info.l2_len);
+
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+	}
+}
+
+void dpv__tx_copy_csum(struct dpv_txh *h, struct rte_mbuf *m, const struct dpv_tx_seg *seg,
+		       uint16_t nseg, uint32_t len)
+{
+	uint8_t buf[PEEK_MAX], *dst = rte_pktmbuf_mtod(m, uint8_t *);
+	struct dpv_hdr_info info;
+	const uint8_t *hdr = peek_segs(seg, nseg, len, buf, &info);
+
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	if (l4_in_sw(h, &info)) {
+		copy_summed(dst, seg, nseg, len, &info, hdr);
+		h->cnt.csum_sw++;
+	} else {
+		struct cursor c = { .seg = seg, .nseg = nseg };
+
+		copy_run(dst, &c, len, NULL);
+		csum_offload(h, m, &info);
+	}
 }
 
 /* Can the port segment this request as the contract says? (doc/offload.md) */
@@ -434,9 +547,41 @@ static int tso_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **fr
 	return dpv__tx_tso_build(txh, wr, frame);
 }
 
+/* A frame copied whole with software IP_CSUM: the L4 bytes summed while copied (into one
+ * mbuf or a chain), then the checksums written. */
+static int build_summed(struct dpv_txh *txh, const struct dpv_tx_req *wr,
+			const struct dpv_hdr_info *info, const uint8_t *hdr, struct rte_mbuf **out)
+{
+	struct cursor c = { .seg = wr->seg, .nseg = wr->nseg };
+	uint32_t l4_off = (uint32_t)info->l2_len + info->l3_len;
+	uint32_t l4_len = dpv__l4_length(info, hdr + info->l2_len, wr->len);
+	struct rte_mbuf *m = NULL;
+	uint16_t sum = 0;
+	int rc = dpv__tx_copy(txh, &txh->build, &c, l4_off, &m, NULL);
+
+	if (rc == 0)
+		rc = dpv__tx_copy(txh, &txh->build, &c, l4_len, &m, &sum);
+	if (rc == 0)
+		rc = dpv__tx_copy(txh, &txh->build, &c, wr->len - l4_off - l4_len, &m, NULL);
+	if (rc != 0) {
+		rte_pktmbuf_free(m);
+		return rc;
+	}
+	if (rte_pktmbuf_data_len(m) >= l4_off + info->l4_len)
+		dpv__sw_csum_summed(rte_pktmbuf_mtod(m, uint8_t *), info, l4_len, sum);
+	else
+		dpv__sw_csum(m, info);          /* headers across mbufs: as before */
+	txh->cnt.csum_sw++;
+	*out = m;
+	return 0;
+}
+
 int dpv__tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame)
 {
 	struct dpv_hdr_info info = { 0 };
+	uint8_t buf[PEEK_MAX];
+	const uint8_t *hdr = NULL;
+	bool summed = false;
 	uint32_t copy_len;
 	struct rte_mbuf *m;
 	int rc;
@@ -444,17 +589,19 @@ int dpv__tx_build(struct dpv_txh *txh, const struct dpv_tx_req *wr, void **frame
 	if (wr->flags & DPV_TX_TSO)
 		return tso_build(txh, wr, frame);
 	if (wr->flags & DPV_TX_IP_CSUM)
-		peek_headers(wr, &info);
+		hdr = peek_segs(wr->seg, wr->nseg, wr->len, buf, &info);
 	copy_len = copy_length(txh, wr, &info);
-	if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txh->small_max)
+	if (hdr != NULL && copy_len == wr->len && l4_in_sw(txh, &info))
+		rc = build_summed(txh, wr, &info, hdr, &m), summed = true;
+	else if (copy_len == wr->len && wr->nseg == 1 && wr->len <= txh->small_max)
 		rc = (m = dpv__tx_copy_one(txh, wr->seg[0].addr, wr->len)) ? 0 : -ENOMEM;
 	else
 		rc = build(txh, wr, copy_len, &m);
 	if (rc == -ENOBUFS || rc == -E2BIG)
-		rc = build(txh, wr, copy_len = wr->len, &m);
+		rc = build(txh, wr, copy_len = wr->len, &m), summed = false;
 	if (rc != 0)
 		return rc;
-	if (wr->flags & DPV_TX_IP_CSUM)
+	if ((wr->flags & DPV_TX_IP_CSUM) && !summed)
 		csum_offload(txh, m, &info);
 	if (copy_len == wr->len) {
 		txh->cnt.copied++;

@@ -4,52 +4,20 @@
  * MC_DEFAULT QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done
  * here in software on the port's receive queues. Specs: ETH, IPV4, IPV4_EXT, IPV6, TCP, UDP;
  * anything else (and fields not matched: IPv4 fragment flags, IPv6 flow label) is EOPNOTSUPP,
- * never a silent match-all. */
+ * never a silent match-all. The rules live on a list by priority; each change compiles them
+ * into the steering table the receive path reads (steer.c) before the call returns, so a rule
+ * made or destroyed between two bursts applies from the second. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dpv_offload.h"
-#include "verbs_priv.h"
-
-struct match {
-	uint8_t dmac[6], dmac_m[6], smac[6], smac_m[6];
-	uint16_t etype, etype_m, vlan, vlan_m;        /* network order */
-	uint32_t sip, sip_m, dip, dip_m;              /* network order */
-	uint8_t proto, proto_m, tos, tos_m, ttl, ttl_m;   /* IPv4 (IPV4_EXT) or IPv6 */
-	uint8_t sip6[16], sip6_m[16], dip6[16], dip6_m[16];
-	uint8_t l4;                                   /* IPPROTO_TCP/UDP, 0: any */
-	uint16_t sport, sport_m, dport, dport_m;      /* network order */
-};
-
-struct dpv_flow {
-	struct ibv_flow ibflow;
-	TAILQ_ENTRY(dpv_flow) next;
-	struct dpv_qp *qp;
-	bool mcast;                       /* made by ibv_attach_mcast */
-	union ibv_gid gid;
-	enum ibv_flow_attr_type type;
-	uint16_t priority;
-	bool dont_trap;
-	struct match m;
-};
-
-/* What a frame offers to the rules. */
-struct fields {
-	uint8_t dmac[6], smac[6];
-	uint16_t etype, vlan;
-	bool ipv4, ipv6;
-	uint32_t sip, dip;
-	uint8_t proto, tos, ttl;
-	uint8_t sip6[16], dip6[16];
-	uint8_t l4;
-	uint16_t sport, dport;
-};
+#include "raw_priv.h"
 
 void dpv__device_flows_init(struct dpv_device *dev)
 {
-	pthread_rwlock_init(&dev->flows_lock, NULL);
+	pthread_mutex_init(&dev->flows_mutex, NULL);
 	TAILQ_INIT(&dev->flows);
+	dev->steer = NULL;
 	dpv__spinlock_init(&dev->rx_lock);
 }
 
@@ -66,14 +34,14 @@ static size_t spec_size(enum ibv_flow_spec_type type)
 	}
 }
 
-static void match_etype(struct match *m, uint16_t type)
+static void match_etype(struct dpv_flow_match *m, uint16_t type)
 {
 	m->etype = htobe16(type);
 	m->etype_m = 0xffff;
 }
 
 /* Addresses and masks in network order, as the specs carry them. */
-static void match_ipv4(struct match *m, uint32_t src, uint32_t src_m, uint32_t dst,
+static void match_ipv4(struct dpv_flow_match *m, uint32_t src, uint32_t src_m, uint32_t dst,
 		       uint32_t dst_m)
 {
 	m->sip = src;
@@ -83,7 +51,7 @@ static void match_ipv4(struct match *m, uint32_t src, uint32_t src_m, uint32_t d
 }
 
 /* Protocol (IPv6: next header), TOS (traffic class) and TTL (hop limit). */
-static void match_ip_fields(struct match *m, uint8_t proto, uint8_t proto_m, uint8_t tos,
+static void match_ip_fields(struct dpv_flow_match *m, uint8_t proto, uint8_t proto_m, uint8_t tos,
 			    uint8_t tos_m, uint8_t ttl, uint8_t ttl_m)
 {
 	m->proto = proto;
@@ -96,7 +64,7 @@ static void match_ip_fields(struct match *m, uint8_t proto, uint8_t proto_m, uin
 
 /* attr->size bounds the specs (ibv_create_flow(3): the attribute and its specs): a spec that
  * claims more, or fewer bytes than its type has, is EINVAL; nothing past attr->size is read. */
-static int parse_specs(const struct ibv_flow_attr *attr, struct match *m)
+static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *m)
 {
 	const uint8_t *p = (const uint8_t *)(attr + 1);
 	size_t left;
@@ -203,7 +171,8 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	f->type = attr->type;
 	f->priority = attr->priority;
 	f->dont_trap = attr->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
-	pthread_rwlock_wrlock(&dev->flows_lock);
+	f->hw_want = -1;
+	pthread_mutex_lock(&dev->flows_mutex);
 	TAILQ_FOREACH(at, &dev->flows, next)
 		if (at->priority > f->priority)
 			break;
@@ -211,9 +180,17 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 		TAILQ_INSERT_BEFORE(at, f, next);
 	else
 		TAILQ_INSERT_TAIL(&dev->flows, f, next);
+	rc = dpv__steer_rebuild(dev);
+	if (rc != 0) {
+		TAILQ_REMOVE(&dev->flows, f, next);
+		dpv__steer_hw_drop(dev, f);
+		pthread_mutex_unlock(&dev->flows_mutex);
+		free(f);
+		return dpv__fail_ptr(rc);
+	}
 	qp->nb_flows++;
 	dpv__device_rx_users(dev, 1);
-	pthread_rwlock_unlock(&dev->flows_lock);
+	pthread_mutex_unlock(&dev->flows_mutex);
 	return &f->ibflow;
 }
 
@@ -225,128 +202,15 @@ int dpv__destroy_flow(struct ibv_flow *ibflow)
 	if (f == NULL)
 		return -EINVAL;
 	dev = f->qp->ctx->dev;
-	pthread_rwlock_wrlock(&dev->flows_lock);
+	pthread_mutex_lock(&dev->flows_mutex);
 	TAILQ_REMOVE(&dev->flows, f, next);
+	dpv__steer_hw_drop(dev, f);
+	dpv__steer_rebuild_nofail(dev);     /* when it returns, no burst sees the rule */
 	f->qp->nb_flows--;
 	dpv__device_rx_users(dev, -1);
-	pthread_rwlock_unlock(&dev->flows_lock);
+	pthread_mutex_unlock(&dev->flows_mutex);
 	free(f);
 	return 0;
-}
-
-static void frame_fields(const uint8_t *h, uint32_t len, struct fields *fl)
-{
-	struct dpv_hdr_info info;
-
-	memset(fl, 0, sizeof(*fl));
-	dpv__hdr_parse(h, len, &info);
-	if (info.l2_len == 0)
-		return;
-	memcpy(fl->dmac, h, 6);
-	memcpy(fl->smac, h + 6, 6);
-	fl->etype = htobe16(info.ethertype);          /* after the last VLAN tag */
-	if (info.vlans > 0)
-		memcpy(&fl->vlan, h + info.l2_len - 4, 2);
-	if (info.l3 == DPV_L3_IPV4) {
-		const uint8_t *ip = h + info.l2_len;
-
-		fl->ipv4 = true;
-		memcpy(&fl->sip, ip + 12, 4);
-		memcpy(&fl->dip, ip + 16, 4);
-		fl->proto = ip[9];
-		fl->tos = ip[1];
-		fl->ttl = ip[8];
-	} else if (info.l3 == DPV_L3_IPV6) {
-		const uint8_t *ip = h + info.l2_len;
-
-		fl->ipv6 = true;
-		memcpy(fl->sip6, ip + 8, 16);
-		memcpy(fl->dip6, ip + 24, 16);
-		fl->proto = info.l4_proto;              /* after the extension headers */
-		fl->tos = (uint8_t)((ip[0] << 4) | (ip[1] >> 4));
-		fl->ttl = ip[7];
-	}
-	if (info.l3 != DPV_L3_NONE && info.l4_len != 0) {
-		const uint8_t *l4 = h + info.l2_len + info.l3_len;
-
-		fl->l4 = info.l4_proto;
-		memcpy(&fl->sport, l4, 2);
-		memcpy(&fl->dport, l4 + 2, 2);
-	}
-}
-
-static bool mac_match(const uint8_t *v, const uint8_t *m, const uint8_t *x)
-{
-	for (int i = 0; i < 6; i++)
-		if ((x[i] & m[i]) != (v[i] & m[i]))
-			return false;
-	return true;
-}
-
-static bool bytes_match(const uint8_t *v, const uint8_t *m, const uint8_t *x, int n)
-{
-	for (int i = 0; i < n; i++)
-		if ((x[i] & m[i]) != (v[i] & m[i]))
-			return false;
-	return true;
-}
-
-static bool matches(const struct match *m, const struct fields *f)
-{
-	if (!mac_match(m->dmac, m->dmac_m, f->dmac) || !mac_match(m->smac, m->smac_m, f->smac) ||
-	    (f->etype & m->etype_m) != (m->etype & m->etype_m) ||
-	    (f->vlan & m->vlan_m) != (m->vlan & m->vlan_m))
-		return false;
-	if ((m->sip_m || m->dip_m) && (!f->ipv4 || (f->sip & m->sip_m) != (m->sip & m->sip_m) ||
-				       (f->dip & m->dip_m) != (m->dip & m->dip_m)))
-		return false;
-	if ((!bytes_match(m->sip6, m->sip6_m, f->sip6, 16) ||
-	     !bytes_match(m->dip6, m->dip6_m, f->dip6, 16)) )
-		return false;
-	if ((f->proto & m->proto_m) != (m->proto & m->proto_m) ||
-	    (f->tos & m->tos_m) != (m->tos & m->tos_m) || (f->ttl & m->ttl_m) != (m->ttl & m->ttl_m))
-		return false;
-	if (m->l4 != 0 && (f->l4 != m->l4 || (f->sport & m->sport_m) != (m->sport & m->sport_m) ||
-			   (f->dport & m->dport_m) != (m->dport & m->dport_m)))
-		return false;
-	return true;
-}
-
-/* The QPs a frame goes to (at most @max); flows_lock held for reading. @sniff_only: a frame
- * another transport consumed (RoCE, ARP/ND): only SNIFFER flows see it. */
-int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len, bool sniff_only,
-		       struct dpv_qp **out, int max)
-{
-	struct fields fl;
-	struct dpv_flow *f;
-	int n = 0;
-	bool steered = false, mcast;
-
-	if (sniff_only) {
-		TAILQ_FOREACH(f, &dev->flows, next)
-			if (n < max && f->type == IBV_FLOW_ATTR_SNIFFER)
-				out[n++] = f->qp;
-		return n;
-	}
-	frame_fields(h, len, &fl);
-	mcast = fl.dmac[0] & 1;
-	TAILQ_FOREACH(f, &dev->flows, next) {
-		if (n == max)
-			break;
-		if (f->type == IBV_FLOW_ATTR_SNIFFER) {
-			out[n++] = f->qp;
-		} else if (f->type == IBV_FLOW_ATTR_NORMAL && !steered && matches(&f->m, &fl)) {
-			out[n++] = f->qp;
-			steered = !f->dont_trap;
-		}
-	}
-	if (steered)
-		return n;
-	TAILQ_FOREACH(f, &dev->flows, next)
-		if (n < max && (f->type == IBV_FLOW_ATTR_ALL_DEFAULT ||
-				(f->type == IBV_FLOW_ATTR_MC_DEFAULT && mcast)))
-			out[n++] = f->qp;
-	return n;
 }
 
 /* ibv_attach_mcast on a RAW_PACKET QP, as mlx4/mlx5 read it: the group's MAC address is
@@ -363,31 +227,41 @@ int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	}
 	if (!(gid->raw[10] & 1))
 		return -EINVAL;                   /* not a multicast MAC */
-	pthread_rwlock_wrlock(&dev->flows_lock);
+	pthread_mutex_lock(&dev->flows_mutex);
 	TAILQ_FOREACH(f, &dev->flows, next)
 		if (f->mcast && f->qp == qp && memcmp(&f->gid, gid, sizeof(*gid)) == 0)
 			found = f;
 	if (attach && found == NULL) {
 		f = calloc(1, sizeof(*f));
 		if (f == NULL) {
-			pthread_rwlock_unlock(&dev->flows_lock);
+			pthread_mutex_unlock(&dev->flows_mutex);
 			return -ENOMEM;
 		}
 		f->qp = qp;
 		f->mcast = true;
+		f->hw_want = -1;
 		f->gid = *gid;
 		f->type = IBV_FLOW_ATTR_NORMAL;
 		f->dont_trap = true;
 		memcpy(f->m.dmac, &gid->raw[10], 6);
 		memset(f->m.dmac_m, 0xff, 6);
 		TAILQ_INSERT_HEAD(&dev->flows, f, next);
+		if (dpv__steer_rebuild(dev) != 0) {
+			TAILQ_REMOVE(&dev->flows, f, next);
+			dpv__steer_hw_drop(dev, f);
+			pthread_mutex_unlock(&dev->flows_mutex);
+			free(f);
+			return -ENOMEM;
+		}
 		dpv__device_rx_users(dev, 1);
 	} else if (!attach && found != NULL) {
 		TAILQ_REMOVE(&dev->flows, found, next);
+		dpv__steer_hw_drop(dev, found);
+		dpv__steer_rebuild_nofail(dev);
 		dpv__device_rx_users(dev, -1);
 		free(found);
 	}
-	pthread_rwlock_unlock(&dev->flows_lock);
+	pthread_mutex_unlock(&dev->flows_mutex);
 	return !attach && found == NULL ? -EINVAL : 0;
 }
 
@@ -396,15 +270,23 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp)
 {
 	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_flow *f, *next;
+	TAILQ_HEAD(, dpv_flow) gone = TAILQ_HEAD_INITIALIZER(gone);
 
-	pthread_rwlock_wrlock(&dev->flows_lock);
+	pthread_mutex_lock(&dev->flows_mutex);
 	for (f = TAILQ_FIRST(&dev->flows); f != NULL; f = next) {
 		next = TAILQ_NEXT(f, next);
 		if (f->mcast && f->qp == qp) {
 			TAILQ_REMOVE(&dev->flows, f, next);
-			dpv__device_rx_users(dev, -1);
-			free(f);
+			TAILQ_INSERT_TAIL(&gone, f, next);
 		}
 	}
-	pthread_rwlock_unlock(&dev->flows_lock);
+	if (!TAILQ_EMPTY(&gone))
+		dpv__steer_rebuild_nofail(dev);
+	while ((f = TAILQ_FIRST(&gone)) != NULL) {
+		TAILQ_REMOVE(&gone, f, next);
+		dpv__steer_hw_drop(dev, f);
+		dpv__device_rx_users(dev, -1);
+		free(f);
+	}
+	pthread_mutex_unlock(&dev->flows_mutex);
 }

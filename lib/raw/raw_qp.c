@@ -69,6 +69,9 @@ static void fast_limits(struct dpv_qp *qp)
 	const struct dpv_txh *h = qp->txh;
 	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
 
+	if (qp->service)                  /* the posting thread copies the frame into its slot */
+		one = RTE_MIN(one, (uint64_t)qp->sq.data_max);
+
 	qp->fast_span_inline = span_from(RTE_MIN(one, (uint64_t)qp->lim.max_inline_data));
 	qp->fast_span_copy = span_from(h->caps->zero_copy ?
 				       RTE_MIN(one, (uint64_t)h->copy_max) : one);
@@ -84,10 +87,13 @@ static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		rc = dpv__service_qp_add(qp);
 	if (rc == 0 && next == IBV_QPS_INIT && qp->state == IBV_QPS_RESET)
 		check_placement(qp);
-	/* the fast path for direct-mode QPs in RTS, the generic one otherwise (a paced QP's
-	 * WRs wait for the pacer in the SQ: the generic kick asks it) */
-	if (rc == 0 && next == IBV_QPS_RTS && !qp->service && qp->txh != NULL &&
-	    qp->pace.kbps == 0) {
+	/* the fast path for QPs in RTS, the generic one otherwise (a paced direct-mode QP's
+	 * WRs wait for the pacer in the SQ: the generic kick asks it; in service mode the
+	 * service lcore's kick does, whichever path wrote the descriptors) */
+	if (rc == 0 && next == IBV_QPS_RTS && qp->service && qp->txh != NULL) {
+		fast_limits(qp);
+		__atomic_store_n(&qp->post_send, dpv__raw_post_send_svc, __ATOMIC_RELAXED);
+	} else if (rc == 0 && next == IBV_QPS_RTS && qp->txh != NULL && qp->pace.kbps == 0) {
 		fast_limits(qp);
 		__atomic_store_n(&qp->post_send, dpv__raw_post_send_fast, __ATOMIC_RELAXED);
 	} else {
@@ -105,7 +111,7 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.progress = dpv__raw_progress,
 	.flush = dpv__raw_flush,
 	.reset = dpv__raw_reset,
-	.port_rx = dpv__raw_port_rx,
+	.port_rx_queue = dpv__raw_port_rx,
 	.mcast = dpv__raw_mcast,
 	.service = true,
 };

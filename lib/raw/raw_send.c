@@ -36,18 +36,18 @@ static const uint8_t *frame_peek(struct dpv_qp *qp, const struct ibv_send_wr *wr
 }
 
 /* Note @mr among the WR's MRs (once, however many SGEs name it). */
-static void note_mr(struct dpv_wqe *w, uint8_t *nb, struct dpv_mr *mr)
+static void note_mr(struct dpv_mr **mrs, uint8_t *nb, struct dpv_mr *mr)
 {
 	for (uint8_t i = 0; i < *nb; i++)
-		if (w->mrs[i] == mr)
+		if (mrs[i] == mr)
 			return;
-	w->mrs[(*nb)++] = mr;
+	mrs[(*nb)++] = mr;
 }
 
 /* The gather list as lib/offload sees it: zero-length SGEs dropped, non-inline SGEs checked
  * against their MR (a failure is an execution error, reported by a completion) and their MRs
- * noted in w->mrs (@nb_mr of them). */
-static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wqe *w,
+ * noted in the slot's @mrs (@nb_mr of them). */
+static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_mr **mrs,
 		  struct dpv_tx_seg *seg, uint16_t *nseg, uint8_t *nb_mr)
 {
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
@@ -64,7 +64,7 @@ static int gather(struct dpv_qp *qp, const struct ibv_send_wr *wr, struct dpv_wq
 			mr = dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, sge->length, &va);
 			if (unlikely(mr == NULL))
 				return IBV_WC_LOC_PROT_ERR;
-			note_mr(w, nb_mr, mr);
+			note_mr(mrs, nb_mr, mr);
 		}
 		seg[*nseg].addr = va;
 		seg[(*nseg)++].len = sge->length;
@@ -83,33 +83,44 @@ static void hold_mrs(struct dpv_wqe *w, uint8_t nb_mr)
 	w->nb_mr = nb_mr;
 }
 
-/* Service mode: keep what the service lcore needs to build the frame in the slot — the gather
- * list is there already; inline data and the TSO header are copied now (the application may
+/* The slot data a DPV_SVC_BUILD descriptor has: its inline data, then its TSO header. */
+static inline uint32_t svc_data_len(bool inl, uint32_t len, uint16_t hdr_len)
+{
+	return (inl ? len : 0) + hdr_len;
+}
+
+/* Service mode: what lib/offload builds the frame from, kept in the slot — the gather list
+ * is there already; inline data and the TSO header are copied now (the application may
  * reuse them when ibv_post_send returns). The WR holds its MRs until it is released. */
-static void sq_defer(struct dpv_qp *qp, struct dpv_wqe *w, struct dpv_tx_seg *seg,
-		     const struct dpv_tx_req *req, uint8_t nb_mr)
+static void svc_defer(struct dpv_qp *qp, uint32_t slot, struct dpv_tx_seg *seg,
+		      const struct dpv_tx_req *req, uint8_t nb_mr)
 {
 	struct dpv_sq *sq = &qp->sq;
-	uint8_t *data = sq->desc_data + (size_t)(sq->post & sq->mask) * sq->data_stride;
-	struct dpv_tx_desc *d = &sq->desc[sq->post & sq->mask];
+	uint32_t need = svc_data_len(req->flags & DPV_TX_INLINE, req->len, req->tso_hdr_len);
+	uint32_t at = dpv__sq_data_at(sq, sq->data_post, need);
+	uint8_t *data = sq->desc_data + at;
+	struct dpv_tx_desc *t = &sq->desc_tx[slot & sq->mask];
+	struct dpv_mr **mrs = dpv__sq_mrs(sq, slot);
 	uint32_t off = 0;
 
-	*d = (struct dpv_tx_desc){ .flags = req->flags, .nseg = req->nseg, .mss = req->mss,
+	sq->data_post = dpv__sq_data_end(at, need);
+
+	*t = (struct dpv_tx_desc){ .flags = req->flags, .nseg = req->nseg, .mss = req->mss,
 				   .tso_hdr_len = req->tso_hdr_len };
 	if (req->flags & DPV_TX_TSO)
-		d->tso_info = *req->tso_info;
+		t->tso_info = *req->tso_info;
 	if (req->flags & DPV_TX_INLINE) {
 		for (uint16_t i = 0; i < req->nseg; i++) {
 			memcpy(data + off, seg[i].addr, seg[i].len);
 			off += seg[i].len;
 		}
 		seg[0] = (struct dpv_tx_seg){ data, off };
-		d->nseg = off ? 1 : 0;
+		t->nseg = off ? 1 : 0;
 	}
 	if (req->flags & DPV_TX_TSO)
 		memcpy(data + off, req->tso_hdr, req->tso_hdr_len);
-	w->deferred = 1;
-	hold_mrs(w, nb_mr);
+	for (uint8_t i = 0; i < nb_mr; i++)
+		__atomic_fetch_add(&mrs[i]->refs, 1, __ATOMIC_ACQUIRE);
 }
 
 /* Direct mode: the frame is built now. One the port cannot carry fails when the WR
@@ -136,18 +147,29 @@ static uint32_t req_flags(const struct ibv_send_wr *wr)
 	       (wr->opcode == IBV_WR_TSO ? DPV_TX_TSO : 0);
 }
 
-static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len,
-		       const struct dpv_hdr_info *tso_info)
+/* The request of a checked WR whose gather list is in @seg (TSO: its header too). */
+static void wr_req(const struct ibv_send_wr *wr, const struct dpv_hdr_info *tso_info,
+		   struct dpv_tx_req *req)
+{
+	req->flags = req_flags(wr);
+	if (req->flags & DPV_TX_TSO) {
+		req->tso_hdr = wr->tso.hdr;
+		req->tso_hdr_len = wr->tso.hdr_sz;
+		req->tso_info = tso_info;
+		req->mss = wr->tso.mss;
+	}
+}
+
+/* Direct mode: the WQE of a checked WR, its frame built. */
+static int sq_post_direct(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len,
+			  const struct dpv_hdr_info *tso_info)
 {
 	struct dpv_sq *sq = &qp->sq;
 	struct dpv_wqe *w = &sq->wqe[sq->post & sq->mask];
-	struct dpv_tx_seg local[32];
-	struct dpv_tx_seg *seg = qp->service ?
-				 &sq->desc_seg[(size_t)(sq->post & sq->mask) * sq->max_sge] : local;
-	struct dpv_tx_req req = { .seg = seg, .owner = w, .len = len, .flags = req_flags(wr) };
+	struct dpv_tx_seg seg[32];
+	struct dpv_tx_req req = { .seg = seg, .owner = w, .len = len };
 	enum ibv_qp_state state = dpv__qp_state(qp);
 	uint8_t nb_mr = 0;
-	int rc = 0;
 
 	*w = (struct dpv_wqe){
 		.wr_id = wr->wr_id,
@@ -157,25 +179,59 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t
 		.mrs = w->mrs,
 	};
 	/* In SQE and ERR the WR is accepted and flushed by the next progress. */
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
+		return 0;
+	w->status = gather(qp, wr, w->mrs, seg, &req.nseg, &nb_mr);
+	if (w->status != IBV_WC_SUCCESS)
+		return 0;
+	wr_req(wr, tso_info, &req);
+	return build_now(qp, w, &req, nb_mr);
+}
+
+/* Service mode: the descriptor of a checked WR (the service lcore takes it into a WQE and
+ * builds its frame). In SQE and ERR it is accepted and completes with WR_FLUSH_ERR. */
+static void sq_post_service(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len,
+			    const struct dpv_hdr_info *tso_info)
+{
+	struct dpv_sq *sq = &qp->sq;
+	uint32_t slot = sq->post;
+	struct dpv_svc_desc *d = &sq->desc[slot & sq->mask];
+	struct dpv_tx_seg *seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge];
+	struct dpv_tx_req req = { .seg = seg, .len = len };
+	enum ibv_qp_state state = dpv__qp_state(qp);
+	unsigned int flags = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ?
+			     DPV_SVC_SIGNALED : 0;
+	unsigned int status = IBV_WC_WR_FLUSH_ERR;
+	uint8_t nb_mr = 0;
+
 	if (state == IBV_QPS_RTS || state == IBV_QPS_SQD) {
-		w->status = gather(qp, wr, w, seg, &req.nseg, &nb_mr);
-		if (w->status == IBV_WC_SUCCESS) {
-			if (req.flags & DPV_TX_TSO) {
-				req.tso_hdr = wr->tso.hdr;
-				req.tso_hdr_len = wr->tso.hdr_sz;
-				req.tso_info = tso_info;
-				req.mss = wr->tso.mss;
-			}
-			if (qp->service)
-				sq_defer(qp, w, seg, &req, nb_mr);
-			else
-				rc = build_now(qp, w, &req, nb_mr);
+		status = gather(qp, wr, dpv__sq_mrs(sq, slot), seg, &req.nseg, &nb_mr);
+		if (status == IBV_WC_SUCCESS) {
+			wr_req(wr, tso_info, &req);
+			svc_defer(qp, slot, seg, &req, nb_mr);
+			flags |= DPV_SVC_BUILD;
+		} else {
+			nb_mr = 0;                /* fails when it executes, holding nothing */
 		}
 	}
+	d->wr_id = wr->wr_id;
+	d->len = len;
+	d->meta = dpv__svc_meta(flags, dpv__wr_wc_opcode(wr->opcode), status, nb_mr);
+}
+
+static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len,
+		       const struct dpv_hdr_info *tso_info)
+{
+	int rc = 0;
+
+	if (qp->service)
+		sq_post_service(qp, wr, len, tso_info);
+	else
+		rc = sq_post_direct(qp, wr, len, tso_info);
 	if (rc == 0) {
-		sq->post++;                       /* published with the list */
+		qp->sq.post++;                    /* published with the list */
 		qp->tx_wrs++;
-		qp->tx_bytes += w->byte_len;
+		qp->tx_bytes += len;
 	}
 	return rc;
 }
@@ -277,25 +333,50 @@ int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
 	return rc;
 }
 
-/* Service lcore: build the frame of a WR the posting thread only checked. Returns false when
- * it must wait (no mbufs now); a WR that cannot be built fails as it executes. */
-static bool sq_build_deferred(struct dpv_qp *qp, struct dpv_wqe *w, uint32_t slot)
+/* Service side: the WR at @slot (= built) taken from its descriptor into its WQE and, with
+ * @build, its frame built. False when it must wait (no mbufs now); a WR whose frame cannot be
+ * built fails as it executes. */
+static bool svc_take(struct dpv_qp *qp, uint32_t slot, bool build)
 {
 	struct dpv_sq *sq = &qp->sq;
-	uint8_t *data = sq->desc_data + (size_t)(slot & sq->mask) * sq->data_stride;
-	const struct dpv_tx_desc *d = &sq->desc[slot & sq->mask];
-	struct dpv_tx_req req = {
-		.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge], .nseg = d->nseg,
-		.flags = d->flags, .len = w->byte_len, .owner = w, .mss = d->mss,
-		/* the header follows the inline data in the slot's copy */
-		.tso_hdr = data + (d->flags & DPV_TX_INLINE ? w->byte_len : 0),
-		.tso_hdr_len = d->tso_hdr_len, .tso_info = &d->tso_info,
-	};
-	int rc = dpv__tx_build(qp->txh, &req, &w->frame);
+	const struct dpv_svc_desc *d = &sq->desc[slot & sq->mask];
+	const struct dpv_tx_desc *t = &sq->desc_tx[slot & sq->mask];
+	struct dpv_wqe *w = &sq->wqe[slot & sq->mask];
+	unsigned int flags = dpv__svc_flags(d);
+	uint32_t need = flags & DPV_SVC_COPY ? d->len :
+			flags & DPV_SVC_BUILD ? svc_data_len(t->flags & DPV_TX_INLINE, d->len,
+							   t->tso_hdr_len) : 0;
+	uint32_t data_built = sq->data_built;
+	const uint8_t *data = dpv__sq_data_take(sq, need);
+	struct dpv_tx_seg one = { data, d->len };
+	struct dpv_tx_req req = { .seg = &one, .nseg = 1, .len = d->len, .owner = w,
+				  .flags = DPV_TX_INLINE |
+					   (flags & DPV_SVC_IP_CSUM ? DPV_TX_IP_CSUM : 0) };
+	int rc;
 
-	if (rc == -ENOMEM || rc == -ENOBUFS)
+	w->wr_id = d->wr_id;
+	w->byte_len = d->len;
+	w->opcode = (uint8_t)dpv__svc_opcode(d);
+	w->signaled = flags & DPV_SVC_SIGNALED;
+	w->status = (uint8_t)dpv__svc_status(d);
+	w->nb_mr = (uint8_t)dpv__svc_nb_mr(d);
+	w->released = 0;
+	w->frame = NULL;
+	if (!build || !(flags & (DPV_SVC_COPY | DPV_SVC_BUILD)))
+		return true;
+	if (flags & DPV_SVC_BUILD)
+		req = (struct dpv_tx_req){
+			.seg = &sq->desc_seg[(size_t)(slot & sq->mask) * sq->max_sge],
+			.nseg = t->nseg, .flags = t->flags, .len = d->len, .owner = w, .mss = t->mss,
+			/* the header follows the inline data in the slot's copy */
+			.tso_hdr = data + (t->flags & DPV_TX_INLINE ? d->len : 0),
+			.tso_hdr_len = t->tso_hdr_len, .tso_info = &t->tso_info,
+		};
+	rc = dpv__tx_build(qp->txh, &req, &w->frame);
+	if (rc == -ENOMEM || rc == -ENOBUFS) {
+		sq->data_built = data_built;      /* taken again next round */
 		return false;
-	w->deferred = 0;
+	}
 	if (rc != 0) {
 		w->frame = NULL;
 		w->status = rc == -EMSGSIZE ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_QP_OP_ERR;
@@ -320,9 +401,12 @@ static void sq_kick(struct dpv_qp *qp)
 
 		while (n < BURST_MAX && sq->sent + n != head) {
 			w = &sq->wqe[(sq->sent + n) & sq->mask];
-			if (w->deferred && !sq_build_deferred(qp, w, sq->sent + n)) {
-				wait = true;          /* no mbufs: the rest waits for the next round */
-				break;
+			if (qp->service && sq->sent + n == sq->built) {
+				if (!svc_take(qp, sq->built, true)) {
+					wait = true;  /* no mbufs: the rest waits for the next round */
+					break;
+				}
+				sq->built++;
 			}
 			if (w->frame == NULL)
 				break;
@@ -350,12 +434,15 @@ static void sq_kick(struct dpv_qp *qp)
 		if (took < n || wait)
 			return;
 		if (n == 0) {
-			/* the WR at sent failed when it executed (no frame) */
+			/* the WR at sent failed when it executed (no frame), or was posted while
+			 * the QP was in SQE or ERR (a service-mode QP's, flushed now) */
 			w = &sq->wqe[sq->sent & sq->mask];
 			dpv__wqe_release(w);
 			sq->sent++;
-			qp->tx_errors++;
-			dpv__qp_set_state(qp, IBV_QPS_SQE);
+			if (w->status != IBV_WC_WR_FLUSH_ERR) {
+				qp->tx_errors++;
+				dpv__qp_set_state(qp, IBV_QPS_SQE);
+			}
 		}
 	}
 }
@@ -369,10 +456,11 @@ static void sq_flush_unsent(struct dpv_qp *qp)
 	for (; sq->sent != head; sq->sent++) {
 		struct dpv_wqe *w = &sq->wqe[sq->sent & sq->mask];
 
+		if (qp->service && sq->sent == sq->built)
+			svc_take(qp, sq->built++, false);
 		if (w->frame != NULL)
 			dpv__tx_drop(w->frame);
 		w->frame = NULL;
-		w->deferred = 0;
 		w->status = IBV_WC_WR_FLUSH_ERR;
 		dpv__wqe_release(w);
 	}
@@ -390,7 +478,10 @@ void dpv__raw_progress(struct dpv_qp *qp)
 	enum ibv_qp_state state = dpv__qp_state(qp);
 
 	if (state == IBV_QPS_RTS) {
-		sq_kick(qp);
+		/* service mode: the fast bursts first; what was posted meanwhile waits for the
+		 * next round rather than for the generic kick */
+		if (!qp->service || !dpv__raw_service_send(qp))
+			sq_kick(qp);
 		state = dpv__qp_state(qp);
 	}
 	if (state == IBV_QPS_SQE || state == IBV_QPS_ERR)

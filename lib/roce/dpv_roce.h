@@ -49,6 +49,11 @@ int dpv__roce_resolve(struct dpv_device *dev, int sgid_index, const uint8_t dgid
 void dpv__roce_neigh_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			uint64_t *taken);
 
+/* The ARP/ND counters of @dev's port (zero for a port without the RoCE layer): frames sent,
+ * not taken by the port, consumed from the wire, malformed among them. Any thread. */
+void dpv__roce_neigh_stats(struct dpv_device *dev, uint64_t *tx, uint64_t *tx_dropped,
+			   uint64_t *rx, uint64_t *rx_bad);
+
 /* --- the keeper (roce_keeper.c) --- */
 
 /* Stop the thread that polls ports with addresses nobody polls (at exit, before the ports

@@ -170,6 +170,7 @@ static uint8_t wc_opcode(uint8_t wr_opcode)
 		[DPV_RC_WR_READ] = DPV_RC_WC_RDMA_READ,
 		[DPV_RC_WR_CMP_SWP] = DPV_RC_WC_COMP_SWAP,
 		[DPV_RC_WR_FETCH_ADD] = DPV_RC_WC_FETCH_ADD,
+		[DPV_RC_WR_SEND_INV] = DPV_RC_WC_SEND,
 	};
 
 	return map[wr_opcode];

@@ -30,6 +30,7 @@ enum dpv_rc_wr_opcode {
 	DPV_RC_WR_READ = 4,
 	DPV_RC_WR_CMP_SWP = 5,
 	DPV_RC_WR_FETCH_ADD = 6,
+	DPV_RC_WR_SEND_INV = 9,	/* RC only: IETH on its last packet */
 };
 
 /* send flags: the bits of enum ibv_send_flags */
@@ -95,6 +96,7 @@ struct dpv_rc_send_wr {
 	uint64_t remote_addr;	/* WRITE, READ, atomics */
 	uint32_t rkey;
 	uint32_t imm;		/* *_IMM, as on the wire (verbs' imm_data is big-endian too) */
+	uint32_t inv_rkey;	/* SEND_INV: the peer's key to invalidate */
 	uint64_t compare_add;	/* CMP_SWP: the compare value; FETCH_ADD: the addend */
 	uint64_t swap;		/* CMP_SWP */
 	uint32_t xrc_srqn;	/* XRC: the XRCETH of its requests, the SRQ it lands in */
@@ -147,8 +149,10 @@ struct dpv_rc_recv_cqe {
 	uint8_t status;		/* enum dpv_rc_status */
 	uint8_t opcode;		/* DPV_RC_WC_RECV or DPV_RC_WC_RECV_RDMA_WITH_IMM */
 	bool with_imm, solicited;
+	bool with_inv;		/* a SEND_WITH_INV that invalidated @inv_rkey */
 	uint32_t byte_len;	/* SEND: bytes received; WRITE_IMM: the RDMA WRITE's length */
 	uint32_t imm;		/* wire order */
+	uint32_t inv_rkey;
 };
 
 /* What the engine asks of its caller. @ctx is the pointer given to dpv__rc_init. */
@@ -180,6 +184,11 @@ struct dpv_rc_ops {
 	 * duplicate. 0, or as mem_check. */
 	int (*mem_atomic)(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
 			  uint64_t compare_add, uint64_t swap, uint64_t *orig);
+	/* Invalidate @rkey, named by the IETH of a SEND_WITH_INV's last packet, before its
+	 * receive completes: every later access under it fails. 0, or a negative errno (not a
+	 * key the peer may invalidate: an invalid request NAK, the receive WQE completes with
+	 * REM_INV_REQ_ERR). Called once per message, never for a duplicate. */
+	int (*mem_invalidate)(void *ctx, uint32_t rkey);
 	/* A send WR is done (every WR, signaled or not, in post order). */
 	void (*send_done)(void *ctx, const struct dpv_rc_send_cqe *c);
 	/* A receive WQE is done (in post order). */
@@ -270,8 +279,8 @@ void dpv__rc_fini(struct dpv_rc *rc);
  * timeout, retry_cnt, rnr_retry, max_rd_atomic of @cfg. -EBUSY once a WR was posted. */
 int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
 
-/* Queue a send WR and send what the windows allow. -EINVAL: opcode unknown, or READ/atomic
- * on UC, atomic length not 8 or address not 8-aligned, length above DPV_RC_MAX_MSG; -ENOMEM:
+/* Queue a send WR and send what the windows allow. -EINVAL: opcode unknown, or READ/atomic/
+ * SEND_INV on UC, atomic length not 8 or address not 8-aligned, length above DPV_RC_MAX_MSG; -ENOMEM:
  * max_send_wr WRs outstanding. In ERR the WR is accepted and flushed at once. */
 int dpv__rc_post_send(struct dpv_rc *rc, const struct dpv_rc_send_wr *wr, uint64_t now);
 

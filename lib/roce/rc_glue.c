@@ -143,8 +143,7 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 		struct dpv_mr *mr;
 
 		dpv__spinlock_lock(&t->lock);          /* held until the bytes are copied */
-		mr = dpv__mr_by_rkey(qp->ctx, qp->pd, pl->rkey, pl->va, pl->len,
-				     IBV_ACCESS_REMOTE_READ);
+		mr = dpv__mr_by_rkey(qp, pl->rkey, pl->va, pl->len, IBV_ACCESS_REMOTE_READ);
 		if (mr == NULL) {
 			dpv__spinlock_unlock(&t->lock);
 			return -EFAULT;
@@ -193,7 +192,7 @@ static int glue_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, u
 	struct dpv_mr *mr;
 
 	dpv__spinlock_lock(&t->lock);
-	mr = dpv__mr_by_rkey(qp->ctx, qp->pd, rkey, va, len, access);
+	mr = dpv__mr_by_rkey(qp, rkey, va, len, access);
 	dpv__spinlock_unlock(&t->lock);
 	return mr != NULL ? 0 : -EACCES;
 }
@@ -205,7 +204,7 @@ static int glue_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *dat
 	struct dpv_mr *mr;
 
 	dpv__spinlock_lock(&t->lock);
-	mr = dpv__mr_by_rkey(qp->ctx, qp->pd, rkey, va, len, IBV_ACCESS_REMOTE_WRITE);
+	mr = dpv__mr_by_rkey(qp, rkey, va, len, IBV_ACCESS_REMOTE_WRITE);
 	if (mr != NULL)
 		memcpy(mr->va + (va - mr->iova), data, len);
 	dpv__spinlock_unlock(&t->lock);
@@ -221,7 +220,7 @@ static int glue_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode
 	uint64_t v;
 
 	dpv__spinlock_lock(&t->lock);
-	mr = dpv__mr_by_rkey(qp->ctx, qp->pd, rkey, va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+	mr = dpv__mr_by_rkey(qp, rkey, va, 8, IBV_ACCESS_REMOTE_ATOMIC);
 	if (mr != NULL) {
 		uint8_t *p = mr->va + (va - mr->iova);
 
@@ -237,6 +236,11 @@ static int glue_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode
 	}
 	dpv__spinlock_unlock(&t->lock);
 	return mr != NULL ? 0 : -EACCES;
+}
+
+static int glue_mem_invalidate(void *ctx, uint32_t rkey)
+{
+	return dpv__mw_invalidate(ctx, rkey, true) == 0 ? 0 : -EACCES;
 }
 
 static void glue_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
@@ -261,6 +265,10 @@ static void glue_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 		      c->with_imm ? IBV_WC_WITH_IMM : 0);
 	e.wc.src_qp = to_rcqp(qp)->attr.dest_qp_num;
 	e.wc.imm_data = c->imm;
+	if (c->with_inv) {
+		e.wc.wc_flags |= IBV_WC_WITH_INV;
+		e.wc.invalidated_rkey = c->inv_rkey;
+	}
 	e.solicited = c->solicited;
 	dpv__cq_push(qp->rcq, &e);
 	qp->rx_completed++;
@@ -279,6 +287,7 @@ const struct dpv_rc_ops dpv_rc_glue_ops = {
 	.mem_check = glue_mem_check,
 	.mem_write = glue_mem_write,
 	.mem_atomic = glue_mem_atomic,
+	.mem_invalidate = glue_mem_invalidate,
 	.send_done = glue_send_done,
 	.recv_done = glue_recv_done,
 	.qp_error = glue_qp_error,
@@ -374,10 +383,31 @@ static void engine_wr(const struct ibv_send_wr *wr, uint64_t handle, uint64_t le
 		.remote_addr = atomic ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr,
 		.rkey = atomic ? wr->wr.atomic.rkey : wr->wr.rdma.rkey,
 		.imm = wr->imm_data,
+		.inv_rkey = wr->invalidate_rkey,
 		.compare_add = wr->wr.atomic.compare_add,
 		.swap = wr->wr.atomic.swap,
 		.xrc_srqn = wr->qp_type.xrc.remote_srqn & DPV_ROCE_QPN_MASK,
 	};
+}
+
+/* BIND_MW and LOCAL_INV touch only this context's key table: executed when posted (their
+ * effect on a peer's later access is the same as at their turn in the queue; rxe runs them
+ * at their turn), and complete after every earlier WR. A failure is a local error: the WR
+ * completes with it and the QP goes to ERR (dpv__rc_after), as rxe's do_local_ops. */
+static void run_local(struct dpv_qp *qp, struct dpv_wqe *w, const struct ibv_send_wr *wr)
+{
+	struct dpv_rc_qp *rq = to_rcqp(qp);
+
+	if (!rq->eng_on || rq->eng.err)
+		w->status = IBV_WC_WR_FLUSH_ERR;
+	else if (wr->opcode == IBV_WR_BIND_MW)
+		w->status = dpv__mw_bind(qp, wr);
+	else
+		w->status = dpv__mw_invalidate(qp, wr->invalidate_rkey, false) == 0 ?
+			    IBV_WC_SUCCESS : IBV_WC_LOC_QP_OP_ERR;
+	if (w->status != IBV_WC_SUCCESS && w->status != IBV_WC_WR_FLUSH_ERR)
+		rq->failed = true;
+	dpv__wqe_release(w);
 }
 
 static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t now)
@@ -401,7 +431,8 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		rc = -EINVAL;
 	if (rc != 0)
 		return rc;
-	keep_wr(qp, slot, wr);
+	if (wr->opcode == IBV_WR_SEND_WITH_INV && qp->type == IBV_QPT_UC)
+		return -EINVAL;             /* no such UC opcode on the wire (rxe: LOC_QP_OP_ERR) */
 	*w = (struct dpv_wqe){
 		.wr_id = wr->wr_id,
 		.opcode = dpv__wr_wc_opcode(wr->opcode),
@@ -409,6 +440,11 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		.byte_len = (uint32_t)len,
 		.mrs = w->mrs,
 	};
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
+		run_local(qp, w, wr);
+		goto posted;
+	}
+	keep_wr(qp, slot, wr);
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		hold_mrs(qp, w, wr);
 	if (rq->eng_on) {
@@ -422,6 +458,7 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		w->status = IBV_WC_WR_FLUSH_ERR;    /* posted in ERR before RTR */
 		dpv__wqe_release(w);
 	}
+posted:
 	sq->post++;
 	sq->sent = sq->post;                      /* the engine has it */
 	__atomic_store_n(&sq->head, sq->post, __ATOMIC_RELEASE);

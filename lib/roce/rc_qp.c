@@ -6,6 +6,7 @@
  * told ERR (everything flushed) and freed at RESET. Direct progress only: the posting thread
  * and the receive side drive the engine under the QP's lock, the timer does the rest. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,22 @@ static int rc_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	return 0;
 }
 
+/* The protocol engine's counters of @qp, at debug level when its engine goes (destroy, RESET):
+ * what a user who sees a retry or RNR error needs to tell loss from a peer that answers late. */
+static void rc_log_stats(const struct dpv_qp *qp, const struct dpv_rc_qp *rq)
+{
+	const struct dpv_rc_stats *st = &rq->eng.stats;
+
+	VERBS_LOG(DEBUG, "QP %u: %" PRIu64 " packets sent, %" PRIu64 " received, %" PRIu64
+		  " retransmitted, %" PRIu64 " timeouts, sequence NAKs %" PRIu64 " sent %"
+		  PRIu64 " received, RNR NAKs %" PRIu64 " sent %" PRIu64 " received, %" PRIu64
+		  " implied NAKs, %" PRIu64 " duplicates, %" PRIu64 " dropped, %" PRIu64
+		  " tx stalls", qp->ibqp.qp_num, st->pkts_sent, st->pkts_rcvd,
+		  st->retransmits, st->timeouts, st->seq_naks_sent, st->seq_naks_rcvd,
+		  st->rnr_naks_sent, st->rnr_naks_rcvd, st->implied_naks, st->dup_requests,
+		  st->dropped, st->tx_stalls);
+}
+
 static void rc_destroy(struct dpv_qp *qp)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);
@@ -165,9 +182,12 @@ static void rc_destroy(struct dpv_qp *qp)
 	dpv__qp_lock(qp);                /* a timer callback that found the QP is done */
 	dpv__qp_unlock(qp);
 	rx_user(qp, false);
+	dpv__mw_qp_gone(qp);             /* its type 2 windows (IBA: invalidated with it) */
 	__atomic_fetch_sub(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
-	if (rq->eng_on)
+	if (rq->eng_on) {
+		rc_log_stats(qp, rq);
 		dpv__rc_fini(&rq->eng);
+	}
 	if (qp->txh != NULL) {
 		dpv__device_txh_close(qp->ctx->dev, qp->txh);
 		free(qp->txh);
@@ -388,6 +408,7 @@ static bool rc_reset(struct dpv_qp *qp)
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 
 	if (rq->eng_on) {
+		rc_log_stats(qp, rq);
 		dpv__rc_fini(&rq->eng);
 		rq->eng_on = false;
 	}

@@ -7,7 +7,7 @@
 #include "rc_priv.h"
 
 /* the opcode of a packet per WR opcode: ONLY, FIRST, MIDDLE, LAST (RC numbering) */
-static const uint8_t seg_opcode[7][4] = {
+static const uint8_t seg_opcode[DPV_RC_WR_SEND_INV + 1][4] = {
 	[DPV_RC_WR_WRITE] = { DPV_ROCE_WRITE_ONLY, DPV_ROCE_WRITE_FIRST, DPV_ROCE_WRITE_MIDDLE,
 			      DPV_ROCE_WRITE_LAST },
 	[DPV_RC_WR_WRITE_IMM] = { DPV_ROCE_WRITE_ONLY_IMM, DPV_ROCE_WRITE_FIRST,
@@ -19,13 +19,17 @@ static const uint8_t seg_opcode[7][4] = {
 	[DPV_RC_WR_READ] = { DPV_ROCE_READ_REQUEST },
 	[DPV_RC_WR_CMP_SWP] = { DPV_ROCE_CMP_SWAP },
 	[DPV_RC_WR_FETCH_ADD] = { DPV_ROCE_FETCH_ADD },
+	[DPV_RC_WR_SEND_INV] = { DPV_ROCE_SEND_ONLY_INV, DPV_ROCE_SEND_FIRST, DPV_ROCE_SEND_MIDDLE,
+				 DPV_ROCE_SEND_LAST_INV },
 };
 
 static int wr_check(const struct dpv_rc *rc, const struct dpv_rc_send_wr *wr)
 {
-	if (wr->opcode > DPV_RC_WR_FETCH_ADD || wr->length > DPV_RC_MAX_MSG)
+	if ((wr->opcode > DPV_RC_WR_FETCH_ADD && wr->opcode != DPV_RC_WR_SEND_INV) ||
+	    wr->length > DPV_RC_MAX_MSG)
 		return -EINVAL;
-	if (rc->cfg.uc && wr_is_rd_atomic(wr->opcode))
+	/* UC has no SEND with IETH on the wire (IBA 9.2; rxe fails such a WR) */
+	if (rc->cfg.uc && (wr_is_rd_atomic(wr->opcode) || wr->opcode == DPV_RC_WR_SEND_INV))
 		return -EINVAL;
 	if ((wr->opcode == DPV_RC_WR_CMP_SWP || wr->opcode == DPV_RC_WR_FETCH_ADD) &&
 	    (wr->length != 8 || (wr->remote_addr & 7) != 0))
@@ -123,6 +127,8 @@ static void build(struct dpv_rc *rc, const struct dpv_rc_swqe *w, struct dpv_roc
 	}
 	if (*last && (wr->opcode == DPV_RC_WR_SEND_IMM || wr->opcode == DPV_RC_WR_WRITE_IMM))
 		h->imm = wr->imm;
+	if (*last && wr->opcode == DPV_RC_WR_SEND_INV)
+		h->ieth_rkey = wr->inv_rkey;
 	h->bth.se = *last && (wr->flags & DPV_RC_SEND_SOLICITED) &&
 		    wr->opcode != DPV_RC_WR_WRITE;
 }

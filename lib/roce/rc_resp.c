@@ -27,6 +27,7 @@ static const struct fail INV_REQ = { DPV_AETH_NAK_INV_REQ, DPV_RC_WC_REM_INV_REQ
 static const struct fail REM_ACCESS = { DPV_AETH_NAK_REM_ACCESS, DPV_RC_WC_REM_ACCESS_ERR };
 static const struct fail LEN_ERR = { DPV_AETH_NAK_INV_REQ, DPV_RC_WC_LOC_LEN_ERR };
 static const struct fail RECV_PROT = { DPV_AETH_NAK_REM_OP, DPV_RC_WC_LOC_PROT_ERR };
+static const struct fail BAD_INV = { DPV_AETH_NAK_INV_REQ, DPV_RC_WC_REM_INV_REQ_ERR };
 
 static int send_ack(struct dpv_rc *rc, uint8_t syndrome, uint32_t psn)
 {
@@ -63,6 +64,8 @@ static void complete_recv(struct dpv_rc *rc, uint8_t status, uint8_t opcode, uin
 		c.with_imm = dpv__roce_opinfo(h->bth.opcode)->flags & F(IMM);
 		c.imm = c.with_imm ? h->imm : 0;
 		c.solicited = h->bth.se;
+		c.with_inv = dpv__roce_opinfo(h->bth.opcode)->flags & F(IETH);
+		c.inv_rkey = c.with_inv ? h->ieth_rkey : 0;
 	}
 	rc->resp.recv_off = 0;
 	rc->ops->recv_done(rc->ctx, &c);
@@ -156,6 +159,12 @@ static void do_send(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uint
 		return;
 	}
 	rc->resp.recv_off += len;
+	/* remote invalidation (IBA 10.6.7.2.3, rxe's invalidate_rkey): the key stops working
+	 * before the receive completes */
+	if ((f & F(IETH)) && rc->ops->mem_invalidate(rc->ctx, h->ieth_rkey) < 0) {
+		fail(rc, BAD_INV, h->bth.psn);
+		return;
+	}
 	if (f & F(LAST)) {
 		complete_recv(rc, DPV_RC_WC_SUCCESS, DPV_RC_WC_RECV, rc->resp.recv_off, h);
 		rc->resp.in_msg = MSG_NONE;
@@ -371,7 +380,7 @@ static bool valid(const struct dpv_rc *rc, const struct dpv_roce_hdrs *h, uint32
 			f & F(READ) ? DPV_RC_ACCESS_REMOTE_READ :
 			f & F(ATOMIC_OP) ? DPV_RC_ACCESS_REMOTE_ATOMIC : 0;
 
-	if ((rc->cfg.access & need) != need || (f & F(IETH)))	/* no invalidation here */
+	if ((rc->cfg.access & need) != need || ((f & F(IETH)) && rc->cfg.uc))
 		return false;
 	if ((f & F(FIRST)) && (f & F(LAST)))
 		return len <= mtu;

@@ -3,7 +3,7 @@
  * which is often while the program here waits in read() or sleep() for an out-of-band
  * exchange (ibv_ud_pingpong's TCP handshake; rxe gives ARP one second). A thread of the
  * library's own looks at the ports with addresses every KEEP_MS: one that nobody polled since
- * its last look (the port's rx_polls did not move) is polled — its ARP/ND answered,
+ * its last look (the poll counts of its receive queues did not move) is polled — its ARP/ND answered,
  * whatever else arrived delivered as any progress delivers it — and its timers run. While
  * RoCE frames keep arriving it polls again (up to KEEP_BURSTS bursts), and for KEEP_LINGER
  * looks after the last RoCE frame it looks every KEEP_BUSY_US rather than KEEP_MS: the
@@ -11,10 +11,13 @@
  * waits in read(), ib_write_lat spins on memory), and its responder must keep up as an RDMA
  * NIC's does. A port the program or a service lcore polls is never touched. The
  * thread starts with the first port that gets an address and stops before the ports close
- * at exit. */
+ * at exit; it is an EAL control thread (rte_ctrl_thread_create), on the CPUs the EAL leaves
+ * to control threads rather than on a busy-polling lcore's. */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
+
+#include <rte_lcore.h>
 
 #include "roce_port.h"
 
@@ -47,7 +50,7 @@ static uint64_t roce_frames(struct dpv_device *dev)
 static bool keep_one(struct dpv_roce_port *rp, uint32_t *seen)
 {
 	struct dpv_device *dev = rp->dev;
-	uint32_t polls = __atomic_load_n(&dev->rx_polls, __ATOMIC_RELAXED);
+	uint32_t polls = dpv__device_rx_polls(dev);
 	uint64_t before, now;
 	bool busy = false;
 
@@ -65,7 +68,7 @@ static bool keep_one(struct dpv_roce_port *rp, uint32_t *seen)
 			break;
 		busy = true;
 	}
-	*seen = __atomic_load_n(&dev->rx_polls, __ATOMIC_RELAXED);
+	*seen = dpv__device_rx_polls(dev);
 	return busy;
 }
 
@@ -103,12 +106,14 @@ void dpv__roce_keeper_add(struct dpv_roce_port *rp)
 			goto out;
 	if (nb_ports == RTE_DIM(ports))
 		goto out;
-	seen_polls[nb_ports] = __atomic_load_n(&rp->dev->rx_polls, __ATOMIC_RELAXED);
+	seen_polls[nb_ports] = dpv__device_rx_polls(rp->dev);
 	ports[nb_ports++] = rp;
 	if (!keeper_running && !keeper_stop) {
-		if (pthread_create(&keeper, NULL, keeper_main, NULL) == 0) {
+		/* a control thread: on the CPUs the EAL keeps for them (eal-intr-thread's), not
+		 * on the lcore of the thread that got here, where its looks every KEEP_BUSY_US
+		 * would take turns with a busy-polling main lcore */
+		if (rte_ctrl_thread_create(&keeper, "dpv-keeper", NULL, keeper_main, NULL) == 0) {
 			keeper_running = true;
-			pthread_setname_np(keeper, "dpv-keeper");
 		} else {
 			VERBS_LOG(WARNING, "no thread to answer ARP/ND while the program polls "
 				  "nothing: peers resolve this port only while it is polled");

@@ -344,9 +344,10 @@ void dpv__roce_neigh_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t
 		if (rc == -ENOMSG)
 			continue;
 		*taken |= 1ull << i;
-		rp->rx_frames++;
+		/* read by dpv_query_port_stats from any thread; written under rx_lock */
+		__atomic_store_n(&rp->rx_frames, rp->rx_frames + 1, __ATOMIC_RELAXED);
 		if (rc == -EBADMSG)
-			rp->rx_bad++;
+			__atomic_store_n(&rp->rx_bad, rp->rx_bad + 1, __ATOMIC_RELAXED);
 		if (rc != 0 || memcmp(m.eth_src, dev->caps.mac, 6) == 0)
 			continue;                 /* ignored, or our own frame come back */
 		if (m.type == DPV_ND_ARP_REQUEST || m.type == DPV_ND_ARP_REPLY)
@@ -427,4 +428,15 @@ int dpv__roce_resolve(struct dpv_device *dev, int sgid_index, const uint8_t dgid
 	if (rc != -EAGAIN)
 		return rc;
 	return resolve_remote(dev->roce, family, sip, dgid, dip, mac);
+}
+
+void dpv__roce_neigh_stats(struct dpv_device *dev, uint64_t *tx, uint64_t *tx_dropped,
+			   uint64_t *rx, uint64_t *rx_bad)
+{
+	struct dpv_roce_port *rp = dev->roce;
+
+	*tx = rp ? __atomic_load_n(&rp->tx_frames, __ATOMIC_RELAXED) : 0;
+	*tx_dropped = rp ? __atomic_load_n(&rp->tx_dropped, __ATOMIC_RELAXED) : 0;
+	*rx = rp ? __atomic_load_n(&rp->rx_frames, __ATOMIC_RELAXED) : 0;
+	*rx_bad = rp ? __atomic_load_n(&rp->rx_bad, __ATOMIC_RELAXED) : 0;
 }

@@ -37,9 +37,6 @@ UNSUP_INT(unsup_destroy_wq, struct ibv_wq *wq)
 UNSUP_INT(unsup_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *attr)
 UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ibv_wq_init_attr *a)
 UNSUP_PTR(struct ibv_qp, unsup_open_qp, struct ibv_context *context, struct ibv_qp_open_attr *a)
-UNSUP_PTR(struct ibv_mw, unsup_alloc_mw, struct ibv_pd *pd, enum ibv_mw_type type)
-UNSUP_INT(unsup_bind_mw, struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
-UNSUP_INT(unsup_dealloc_mw, struct ibv_mw *mw)
 UNSUP_INT(unsup_compat_query_device, struct ibv_context *context, struct ibv_device_attr *attr)
 UNSUP_INT(unsup_compat_query_port, struct ibv_context *context, uint8_t port,
 	  struct _compat_ibv_port_attr *attr)
@@ -61,9 +58,9 @@ void dpv__context_ops_init(struct verbs_context *v)
 	o->_compat_modify_qp = o->_compat_destroy_qp = o->_compat_create_ah = unsup_compat;
 	o->_compat_destroy_ah = o->_compat_attach_mcast = o->_compat_detach_mcast = unsup_compat;
 	o->_compat_async_event = unsup_compat;
-	o->alloc_mw = unsup_alloc_mw;
-	o->bind_mw = unsup_bind_mw;
-	o->dealloc_mw = unsup_dealloc_mw;
+	o->alloc_mw = dpv_alloc_mw;
+	o->bind_mw = dpv_bind_mw;
+	o->dealloc_mw = dpv_dealloc_mw;
 	o->poll_cq = dpv_poll_cq;
 	o->req_notify_cq = dpv_req_notify_cq;
 	o->post_srq_recv = dpv_post_srq_recv;

@@ -192,6 +192,7 @@ void dpv__context_release(struct dpv_context *ctx)
 	qps = release_qps(ctx);
 	srqs = dpv__release_srqs(ctx) + dpv__release_xrcds(ctx);   /* after their QPs */
 	ahs = release_ahs(ctx);
+	dpv__mw_release_all(ctx);          /* they hold MRs */
 	mrs = release_mrs(ctx);
 	cqs = release_cqs(ctx);
 	chans = release_channels(ctx);

@@ -206,8 +206,10 @@ static int device_start(struct dpv_device *d)
 		__atomic_store_n(&d->offload.sw_forced, 0, __ATOMIC_RELAXED);
 		dpv__device_faults_start(d);
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
+		rc = dpv__device_rx_init(d);          /* its receive queues */
+	}
 	if (rc == 0)
 		dpv__roce_port_start(d, true);
 	return rc;
@@ -388,7 +390,8 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = (dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0) |
-				IBV_DEVICE_XRC;
+				IBV_DEVICE_XRC | IBV_DEVICE_MEM_WINDOW |
+				IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = 30;
 	a->max_srq = 65536;
 	a->max_srq_wr = (int)cfg->max_qp_wr;
@@ -396,6 +399,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
 	a->max_mr = (int)cfg->max_mr;
+	a->max_mw = (int)cfg->max_mr;            /* not counted: bounded by memory only */
 	a->max_pd = 65536;
 	a->atomic_cap = IBV_ATOMIC_HCA;          /* RC atomics, atomic to each other (lib/roce) */
 	a->max_qp_rd_atom = DPV_MAX_RD_ATOM;
@@ -650,13 +654,19 @@ void dpv__device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
 DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats)
 {
 	struct dpv_context *ctx = to_dctx(context);
+	uint64_t cyc[DPV_RXC_STAGES];
 
 	if (ctx == NULL || stats == NULL)
 		return EINVAL;
 	dpv__device_port_stats(ctx->dev, stats);
-	stats->rx_frames = __atomic_load_n(&ctx->dev->rx_frames, __ATOMIC_RELAXED);
-	stats->rx_unsteered = __atomic_load_n(&ctx->dev->rx_unsteered, __ATOMIC_RELAXED);
-	stats->rx_no_wqe = __atomic_load_n(&ctx->dev->rx_no_wqe, __ATOMIC_RELAXED);
+	dpv__device_rx_stats(ctx->dev, &stats->rx_frames, &stats->rx_unsteered, &stats->rx_no_wqe,
+			     cyc);
+	stats->rx_cycles_burst = cyc[DPV_RXC_BURST];
+	stats->rx_cycles_classify = cyc[DPV_RXC_CLASSIFY];
+	stats->rx_cycles_copy = cyc[DPV_RXC_COPY];
+	stats->rx_cycles_cqe = cyc[DPV_RXC_CQE];
+	stats->rx_cycles_free = cyc[DPV_RXC_FREE];
+	stats->tsc_hz = rte_get_tsc_hz();
 	stats->rx_roce = __atomic_load_n(&ctx->dev->roce_cnt.rx, __ATOMIC_RELAXED);
 	stats->rx_roce_bad_icrc = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_icrc, __ATOMIC_RELAXED);
 	stats->rx_roce_malformed = __atomic_load_n(&ctx->dev->roce_cnt.rx_malformed,
@@ -665,6 +675,8 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	stats->rx_roce_bad_qkey = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_qkey, __ATOMIC_RELAXED);
 	stats->tx_roce_loopback = __atomic_load_n(&ctx->dev->roce_cnt.tx_loopback, __ATOMIC_RELAXED);
 	stats->tx_ud_oversize = __atomic_load_n(&ctx->dev->roce_cnt.tx_oversize, __ATOMIC_RELAXED);
+	dpv__roce_neigh_stats(ctx->dev, &stats->tx_nd, &stats->tx_nd_dropped, &stats->rx_nd,
+			      &stats->rx_nd_malformed);
 	return 0;
 }
 

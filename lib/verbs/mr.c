@@ -1,7 +1,8 @@
 /* Memory regions. An lkey indexes the context's MR table (index in the low 24 bits, a
  * generation above, so that a stale lkey never names a newer MR); an rkey is random, because
- * it is a security boundary once peers can name it, unique in its context, and found through
- * a hash of the table (RC/UC remote access, dpv__mr_by_rkey). */
+ * it is a security boundary once peers can name it, its index (the bits above the low byte)
+ * unique among the context's MRs and memory windows, and found through a hash of the table
+ * (RC/UC remote access, dpv__mr_by_rkey; windows: mw.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
@@ -27,10 +28,12 @@ int dpv__mr_table_init(struct dpv_context *ctx)
 	t->slot = calloc(size, sizeof(*t->slot));
 	t->gen = calloc(size, sizeof(*t->gen));
 	t->rkey_hash = calloc(DPV_RKEY_BUCKETS, sizeof(*t->rkey_hash));
-	if (t->slot == NULL || t->gen == NULL || t->rkey_hash == NULL) {
+	t->mw_hash = calloc(DPV_RKEY_BUCKETS, sizeof(*t->mw_hash));
+	if (t->slot == NULL || t->gen == NULL || t->rkey_hash == NULL || t->mw_hash == NULL) {
 		free(t->slot);
 		free(t->gen);
 		free(t->rkey_hash);
+		free(t->mw_hash);
 		free(t);
 		return -ENOMEM;
 	}
@@ -45,12 +48,13 @@ void dpv__mr_table_fini(struct dpv_context *ctx)
 	free(ctx->mrs->slot);
 	free(ctx->mrs->gen);
 	free(ctx->mrs->rkey_hash);
+	free(ctx->mrs->mw_hash);
 	free(ctx->mrs);
 }
 
 static struct dpv_mr **rkey_bucket(struct dpv_mr_table *t, uint32_t rkey)
 {
-	return &t->rkey_hash[(rkey ^ rkey >> 12 ^ rkey >> 24) & (DPV_RKEY_BUCKETS - 1)];
+	return &t->rkey_hash[dpv__rkey_bucket(rkey)];
 }
 
 static struct dpv_mr *rkey_find(struct dpv_mr_table *t, uint32_t rkey)
@@ -71,12 +75,37 @@ static uint32_t random_rkey(void)
 	return rkey;
 }
 
-struct dpv_mr *dpv__mr_by_rkey(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t rkey,
-			       uint64_t iova, uint64_t len, unsigned int access)
+bool dpv__rkey_index_taken(struct dpv_mr_table *t, uint32_t rkey)
 {
-	struct dpv_mr *mr = rkey_find(ctx->mrs, rkey);
+	uint32_t b = dpv__rkey_bucket(rkey);
 
-	if (mr == NULL || mr->pd != pd || (mr->access & access) != access)
+	for (struct dpv_mr *mr = t->rkey_hash[b]; mr != NULL; mr = mr->rkey_next)
+		if (mr->ibmr.rkey >> 8 == rkey >> 8)
+			return true;
+	for (struct dpv_mw *mw = t->mw_hash[b]; mw != NULL; mw = mw->rkey_next)
+		if (mw->key >> 8 == rkey >> 8)
+			return true;
+	return false;
+}
+
+uint32_t dpv__rkey_new(struct dpv_mr_table *t)
+{
+	uint32_t rkey;
+
+	do
+		rkey = random_rkey();
+	while (dpv__rkey_index_taken(t, rkey));
+	return rkey;
+}
+
+struct dpv_mr *dpv__mr_by_rkey(const struct dpv_qp *qp, uint32_t rkey, uint64_t iova,
+			       uint64_t len, unsigned int access)
+{
+	struct dpv_mr *mr = rkey_find(qp->ctx->mrs, rkey);
+
+	if (mr == NULL)
+		return dpv__mw_by_rkey(qp->ctx->mrs, qp, rkey, iova, len, access);
+	if (mr->pd != qp->pd || (mr->access & access) != access)
 		return NULL;
 	if (iova < mr->iova || len > mr->length || iova - mr->iova > mr->length - len)
 		return NULL;
@@ -89,9 +118,7 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 	int rc = -ENOMEM;
 
 	dpv__spinlock_lock(&t->lock);
-	do
-		mr->ibmr.rkey = random_rkey();
-	while (rkey_find(t, mr->ibmr.rkey) != NULL);
+	mr->ibmr.rkey = dpv__rkey_new(t);
 	mr->rkey_next = *rkey_bucket(t, mr->ibmr.rkey);
 	*rkey_bucket(t, mr->ibmr.rkey) = mr;
 	for (uint32_t n = 0; n < t->size; n++) {

@@ -69,6 +69,7 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 	c->cycles_build = qp->cyc[DPV_CYC_BUILD];
 	c->cycles_burst = qp->cyc[DPV_CYC_BURST];
 	c->cycles_complete = qp->cyc[DPV_CYC_COMPLETE];
+	c->cycles_recv_post = qp->cyc[DPV_CYC_RECV_POST];
 	c->tsc_hz = rte_get_tsc_hz();
 	dpv__qp_unlock_ctl(qp);
 	return 0;
@@ -89,6 +90,8 @@ DPV_EXPORT int dpv_query_cq_counters(struct ibv_cq *ibcq, struct dpv_cq_counters
 	c->pending = (cq->tail + cq->size - cq->head) % cq->size;
 	c->armed = cq->armed;
 	c->overrun = cq->overrun;
+	c->cycles_poll = cq->cyc_poll;
+	c->polled = cq->polled;
 	dpv__spinlock_unlock(&cq->lock);
 	return 0;
 }

@@ -2,8 +2,14 @@
  * or waiting in ibv_get_cq_event, progresses every QP of that context (transmit reaping and
  * completions, and later transport timers) and receives what its device's port has. A send
  * completion therefore never waits for the application to poll some other CQ (a zero-copy
- * frame looped back on net_ring is freed only when the port's receive side takes it). */
+ * frame looped back on net_ring is freed only when the port's receive side takes it). The
+ * port's receive queues are polled each by one thread at a time (dpv__rxq_poll); polling a CQ
+ * keeps to the queues that feed it and those no other thread polls (cq_rx_poll). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <stdio.h>
 
 #include <rte_mbuf.h>
@@ -11,10 +17,10 @@
 
 #include "verbs_priv.h"
 
-#define RX_BURST 32
+#define RX_BURST DPV_RX_BURST
 /* room for a burst and, with fault injection, its duplicates and released frames */
-#define RX_ROOM (2 * RX_BURST)
-_Static_assert(RX_ROOM <= 64, "port_rx's taken mask has 64 bits");
+#define RX_ROOM DPV_RX_MAX
+_Static_assert(RX_ROOM <= 64 && RX_ROOM >= 2 * RX_BURST, "port_rx's taken mask has 64 bits");
 #define LOOP_RING 1024
 #define LOOP_BURST (RX_BURST / 2)   /* the port's own frames get the rest of a burst */
 
@@ -76,45 +82,181 @@ void dpv__device_loop_fini(struct dpv_device *dev)
 	dev->loop = NULL;
 }
 
-/* @n received frames to each transport (dpv_rx_transports); rx_lock held. */
-static void rx_give(struct dpv_device *dev, struct rte_mbuf **frames, uint16_t n)
+int dpv__device_rx_init(struct dpv_device *dev)
 {
-	uint64_t taken = 0;
+	uint16_t nb_tx, nb_rx;
 
-	for (int i = 0; dpv_rx_transports[i] != NULL; i++)
-		dpv_rx_transports[i]->port_rx(dev, frames, n, &taken);
+	dev->ops->port_queues(dev->port, &nb_tx, &nb_rx);
+	nb_rx = RTE_MAX(nb_rx, (uint16_t)1);
+	if (dev->rxqs != NULL && dev->nb_rxq == nb_rx)
+		return 0;                      /* the port started again as before */
+	free(dev->rxqs);                   /* no context open: nobody polls */
+	free(dev->rxq_owner);
+	dev->nb_rxq = 0;
+	dev->rxqs = aligned_alloc(RTE_CACHE_LINE_SIZE, nb_rx * sizeof(*dev->rxqs));
+	dev->rxq_owner = calloc(nb_rx, sizeof(*dev->rxq_owner));
+	if (dev->rxqs == NULL || dev->rxq_owner == NULL)
+		return -ENOMEM;
+	memset(dev->rxqs, 0, nb_rx * sizeof(*dev->rxqs));
+	for (uint16_t q = 0; q < nb_rx; q++) {
+		dpv__spinlock_init(&dev->rxqs[q].lock);
+		dev->rxqs[q].id = q;
+	}
+	__atomic_store_n(&dev->nb_rxq, nb_rx, __ATOMIC_RELEASE);
+	return 0;
 }
 
-/* A burst to each transport, then freed in bulk: first what the port looped back to itself
- * (at most half a burst), then the port's frames; receive faults act on them all. One
- * receiver at a time: a thread that finds the port busy does not wait. A port nobody
- * receives from is not polled. */
-void dpv__port_rx_poll(struct dpv_device *dev)
+void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
+			  uint64_t *no_wqe, uint64_t *cyc)
+{
+	*frames = 0;
+	*unsteered = __atomic_load_n(&dev->rx_unsteered, __ATOMIC_RELAXED);
+	*no_wqe = __atomic_load_n(&dev->rx_no_wqe, __ATOMIC_RELAXED);
+	for (int s = 0; s < DPV_RXC_STAGES; s++)
+		cyc[s] = 0;
+	for (uint16_t i = 0; i < __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE); i++) {
+		const struct dpv_rxq *q = &dev->rxqs[i];
+
+		*frames += __atomic_load_n(&q->frames, __ATOMIC_RELAXED);
+		*unsteered += __atomic_load_n(&q->unsteered, __ATOMIC_RELAXED);
+		*no_wqe += __atomic_load_n(&q->no_wqe, __ATOMIC_RELAXED);
+		for (int s = 0; s < DPV_RXC_STAGES; s++)
+			cyc[s] += __atomic_load_n(&q->cyc[s], __ATOMIC_RELAXED);
+	}
+}
+
+uint32_t dpv__device_rx_polls(struct dpv_device *dev)
+{
+	uint32_t sum = 0;
+
+	for (uint16_t i = 0; i < __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE); i++)
+		sum += __atomic_load_n(&dev->rxqs[i].polls, __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* A burst of receive queue @q to each transport (dpv_rx_transports, in order), then freed in
+ * bulk: first, on queue 0, what the port looped back to itself (at most half a burst: taken
+ * with one queue's frames, one poller at a time, they are given in the order they were
+ * sent), then the queue's frames; receive faults act on them all. One poller per queue: a
+ * thread that finds it busy does not wait. Transports that cannot take bursts of several
+ * queues at once get them one at a time (rx_lock). */
+void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 {
 	struct rte_mbuf *frames[RX_ROOM];
 	struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
 	uint16_t n = 0, nl;
+	uint64_t t;
 
-	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0 ||
-	    !dpv__spinlock_trylock(&dev->rx_lock))
+	if (!dpv__spinlock_trylock(&q->lock))
 		return;
-	__atomic_store_n(&dev->rx_polls, dev->rx_polls + 1, __ATOMIC_RELAXED);  /* the keeper */
-	if (loop != NULL)
+	__atomic_store_n(&q->polls, q->polls + 1, __ATOMIC_RELAXED);
+	if (q->poller != (uintptr_t)pthread_self())    /* written when it changes only */
+		__atomic_store_n(&q->poller, (uintptr_t)pthread_self(), __ATOMIC_RELAXED);
+	t = dpv__cyc_start();
+	if (unlikely(loop != NULL) && q->id == 0)
 		n = (uint16_t)rte_ring_dequeue_burst(loop, (void **)frames, LOOP_BURST, NULL);
 	nl = n;
-	n += dev->ops->rx_burst(dev->port, frames + n, RX_BURST - n);
-	/* read by dpv_query_port_stats from any thread, written here under rx_lock */
-	__atomic_store_n(&dev->rx_frames, dev->rx_frames + (n - nl), __ATOMIC_RELAXED);
+	n += dev->ops->rx_burst(dev->port, q->id, frames + n, RX_BURST - n);
+	dpv__cyc_lap(&q->cyc[DPV_RXC_BURST], t);
+	dpv__count(&q->frames, n - nl);
 	if (unlikely(__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED))) {
+		/* the device's fault state (frames held back to reorder) one queue at a time */
+		dpv__spinlock_lock(&dev->rx_lock);
 		n = dpv__fault_apply(&dev->fault[0], frames, n, RX_ROOM, NULL);
 		if (!dpv__fault_rates_on(&dev->fault[0].r) && dev->fault[0].nb_held == 0)
 			__atomic_store_n(&dev->fault_on[0], false, __ATOMIC_RELAXED);
+		dpv__spinlock_unlock(&dev->rx_lock);
 	}
-	if (n > 0)
-		rx_give(dev, frames, n);
-	dpv__spinlock_unlock(&dev->rx_lock);
-	if (n > 0)
+	if (n > 0) {
+		uint64_t taken = 0;
+
+		for (int i = 0; dpv_rx_transports[i] != NULL; i++) {
+			const struct dpv_transport_ops *tr = dpv_rx_transports[i];
+
+			if (tr->port_rx_queue != NULL) {
+				tr->port_rx_queue(dev, q, frames, n, &taken);
+			} else {
+				dpv__spinlock_lock(&dev->rx_lock);
+				tr->port_rx(dev, frames, n, &taken);
+				dpv__spinlock_unlock(&dev->rx_lock);
+			}
+		}
+		t = dpv__cyc_start();
 		rte_pktmbuf_free_bulk(frames, n);
+		dpv__cyc_lap(&q->cyc[DPV_RXC_FREE], t);
+	}
+	dpv__spinlock_unlock(&q->lock);
+}
+
+/* Every receive queue of the port, once. A port nobody receives from is not polled. */
+void dpv__port_rx_poll(struct dpv_device *dev)
+{
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0)
+		return;
+	for (uint16_t i = 0; i < nb; i++)
+		dpv__rxq_poll(dev, &dev->rxqs[i]);
+}
+
+/* Polling @cq: the receive queues that fed it lately (its home) and those this thread polls
+ * anyway or nobody does; a queue another thread polls is left to it while that thread goes on
+ * polling it (its poll count is read, one such queue every round in turn). The home is what
+ * the receive path marked in rxq_seen over the last RX_HOME_ROUNDS rounds. So threads whose
+ * QPs' flows land on different queues (RSS, or rules steered to queues of their own) keep to
+ * their own queues: they read where another thread polls (a line written when that changes)
+ * and one poll count per round, but take no lock of another's queue and deliver none of its
+ * frames; one thread polling several CQs polls every queue at every round, and a queue whose
+ * thread stopped is taken over. */
+#define RX_HOME_ROUNDS 64
+
+static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
+{
+	unsigned int round = __atomic_load_n(&cq->rx_rounds, __ATOMIC_RELAXED);
+	uint64_t home = __atomic_load_n(&cq->rxq_home, __ATOMIC_RELAXED);
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+	uintptr_t me = (uintptr_t)pthread_self();
+
+	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) == 0)
+		return;
+	__atomic_store_n(&cq->rx_rounds, round + 1, __ATOMIC_RELAXED);
+	if (nb > 64) {
+		dpv__port_rx_poll(dev);
+		return;
+	}
+	if (round % RX_HOME_ROUNDS == 0)
+		__atomic_store_n(&cq->rxq_home, home = __atomic_exchange_n(&cq->rxq_seen, 0,
+									  __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	for (uint16_t i = 0; i < nb; i++) {
+		struct dpv_rxq *q = &dev->rxqs[i];
+		uintptr_t poller = __atomic_load_n(&q->poller, __ATOMIC_RELAXED);
+		uint32_t polls, *last;
+
+		if ((home >> i & 1) || poller == me || poller == 0) {
+			dpv__rxq_poll(dev, q);
+			continue;
+		}
+		if (i != round % nb)
+			continue;                 /* another thread's: looked at in turn */
+		/* still polled since @cq last looked? Else nobody does: take it over */
+		polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
+		last = &cq->rxq_polls[i];
+		if (polls == __atomic_load_n(last, __ATOMIC_RELAXED))
+			dpv__rxq_poll(dev, q);
+		__atomic_store_n(last, __atomic_load_n(&q->polls, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+	}
+}
+
+void dpv__device_rx_quiesce(struct dpv_device *dev)
+{
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+
+	for (uint16_t i = 0; i < nb; i++) {
+		dpv__spinlock_lock(&dev->rxqs[i].lock);
+		dpv__spinlock_unlock(&dev->rxqs[i].lock);
+	}
 }
 
 /* A QP in a thread domain has no lock: its application promised that one thread at a time
@@ -130,7 +272,7 @@ static bool may_progress(const struct dpv_qp *qp, const struct dpv_cq *cq,
 	return ch != NULL && (qp->scq->ibcq.channel == ch || qp->rcq->ibcq.channel == ch);
 }
 
-void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
+void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *cq,
 			  const struct ibv_comp_channel *ch)
 {
 	struct dpv_qp *qp;
@@ -138,20 +280,27 @@ void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *cq,
 	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_FOREACH(qp, &ctx->qps, ctx_next) {
 		/* every WR posted has completed: nothing to do (a racy look: what a post adds at
-		 * this moment is seen by the next poll, and the post itself progresses it) */
-		if (__atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
-		    __atomic_load_n(&qp->sq.head, __ATOMIC_RELAXED) || !may_progress(qp, cq, ch))
+		 * this moment is seen by the next poll, and the post itself progresses it); a
+		 * service-mode QP's service lcore does this (the look at its cursor would cost a
+		 * cache line from that core per poll), unless it gets no CPU */
+		if ((!qp->service && __atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
+				     __atomic_load_n(&qp->sq.head, __ATOMIC_RELAXED)) ||
+		    !may_progress(qp, cq, ch))
 			continue;
 		/* a QP another thread holds is being posted to (or changed): that thread
 		 * progresses it; waiting here would stall this poll's receive side behind it */
 		if (!dpv__qp_trylock(qp))
 			continue;
-		if (!qp->service)         /* a service-mode QP's service lcore does this */
+		if (!qp->service)
 			qp->ops->progress(qp);
+		else
+			dpv__service_qp_help(qp);
 		dpv__qp_unlock(qp);
 	}
 	dpv__spinlock_unlock(&ctx->qps_lock);
-	if (__atomic_load_n(&ctx->dev->rx_users, __ATOMIC_RELAXED) != 0)
+	if (cq != NULL)
+		cq_rx_poll(ctx->dev, cq);
+	else
 		dpv__port_rx_poll(ctx->dev);
 	dpv__timers_poll(&ctx->dev->timers);
 }

@@ -107,8 +107,8 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 }
 
 /* The QP's own receive ring; with an SRQ, a few slots for the WQEs it takes from there (one
- * per message being received: UD and RAW take one at a time, RC/UC one per SEND under way),
- * with the SRQ's scatter entries. */
+ * per message being received: UD takes one at a time, RC/UC one per SEND under way, RAW one
+ * per frame of a burst, DPV_RX_MAX), with the SRQ's scatter entries. */
 static int rq_init(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
 {
 	struct dpv_srq *srq = to_dsrq(a->srq);
@@ -118,7 +118,9 @@ static int rq_init(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
 	if (srq == NULL)
 		return dpv__rq_init(&qp->rq, a->cap.max_recv_wr, RTE_MAX(a->cap.max_recv_sge, 1u));
 	qp->srq = srq;
-	return dpv__rq_init(&qp->rq, 4, srq->rq.max_sge);
+	/* RAW takes a burst's frames before it completes any: room for a whole burst */
+	return dpv__rq_init(&qp->rq, a->qp_type == IBV_QPT_RAW_PACKET ? DPV_RX_MAX : 4,
+			    srq->rq.max_sge);
 }
 
 static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)

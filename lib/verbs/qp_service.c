@@ -1,13 +1,28 @@
 /* Service mode: a port's service-mode QPs are driven by a service lcore of lib/engine. The
- * posting thread checks each WR and writes its descriptor, then publishes the SQ head (a
- * release store: the SQ ring is the per-QP single-producer ring the service consumes); the
- * service lcore runs each QP's transport progress (RAW: build, burst, reap, complete) and
- * polls the port's receive queues. The poster and the service share no lock: the service takes only
- * the QP's svc_lock (try-lock: a QP being modified is skipped for a round). */
+ * posting thread checks each WR and writes its descriptor (dpv_svc_desc, the frame's bytes
+ * beside it), then publishes the SQ head once per list (a release store: the descriptor ring
+ * is the per-QP single-producer ring the service consumes); the service lcore runs the
+ * transport progress of each QP with work (RAW: build a burst, send it, complete it in one go)
+ * and polls the port's receive queues. The poster and the service share no lock and write no
+ * common cache line per WR: the service takes only the QP's svc_lock (try-lock: a QP being
+ * modified is skipped for a round). */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "verbs_priv.h"
+
+/* Non-inline frames up to this size are copied into their slot while posting, as inline
+ * data is (tx_copy_max's default: the direct path copies them too): the WR then holds no
+ * MR, whose reference count both cores would write, and the service lcore reads only the
+ * posting thread's lines. */
+#define SVC_COPY_DATA 256u
+
+/* Helping a service lcore the OS does not run: pollers look at its rounds at most every
+ * HELP_CHECK_US, and do its work for a QP once it made no round for HELP_STALL_US (a round
+ * takes microseconds — tens with a full 1024-deep SQ, and then the QP's service lock says
+ * it is busy —; a thread that lost its CPU waits for milliseconds). */
+#define HELP_CHECK_US 5
+#define HELP_STALL_US 20
 
 void dpv__device_service_init(struct dpv_device *dev)
 {
@@ -19,25 +34,43 @@ void dpv__device_service_init(struct dpv_device *dev)
 	dev->svc_want = 0;
 }
 
-/* The work item of a port, run over and over by its service lcore. */
-static void port_service(void *arg)
+/* Nothing posted since the QP's last round and nothing at the port: nothing to do (service
+ * lock held). The head is the one line of the posting thread a round reads. */
+static inline bool svc_idle(const struct dpv_qp *qp)
+{
+	const struct dpv_sq *sq = &qp->sq;
+
+	return __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE) == sq->sent && sq->done == sq->sent;
+}
+
+/* The work item of a port, run over and over by its service lcore: how many of its QPs had
+ * work, and 1 more when its port has receivers (received frames are not counted here) or a
+ * timer ran. */
+static unsigned int port_service(void *arg)
 {
 	struct dpv_device *dev = arg;
+	unsigned int busy = 0;
 
 	if (__atomic_load_n(&dev->svc_want, __ATOMIC_ACQUIRE) != 0)
-		return;                   /* someone waits for the array: let them have it */
+		return 1;                 /* someone waits for the array: let them have it */
 	dpv__spinlock_lock(&dev->svc_lock);
 	for (unsigned int i = 0; i < dev->nb_svc_qp; i++) {
 		struct dpv_qp *qp = dev->svc_qps[i];
 
 		if (dpv__spinlock_trylock(&qp->svc_lock)) {
-			qp->ops->progress(qp);
+			if (!svc_idle(qp)) {
+				qp->ops->progress(qp);
+				busy++;
+			}
 			dpv__spinlock_unlock(&qp->svc_lock);
 		}
 	}
 	dpv__spinlock_unlock(&dev->svc_lock);
-	dpv__port_rx_poll(dev);
-	dpv__timers_poll(&dev->timers);
+	if (__atomic_load_n(&dev->rx_users, __ATOMIC_RELAXED) != 0) {
+		dpv__port_rx_poll(dev);
+		busy++;
+	}
+	return busy + dpv__timers_poll(&dev->timers);
 }
 
 /* The array lock for a control path: the service lcore, which takes it again right after
@@ -84,7 +117,8 @@ int dpv__service_qp_add(struct dpv_qp *qp)
 
 	if (qp->svc_listed)
 		return 0;
-	rc = dpv__sq_desc_init(&qp->sq, qp->lim.max_inline_data, qp->lim.max_tso_header);
+	rc = dpv__sq_desc_init(&qp->sq, RTE_MAX(qp->lim.max_inline_data + qp->lim.max_tso_header,
+						SVC_COPY_DATA));
 	if (rc != 0)
 		return rc;
 	pthread_mutex_lock(&dev->svc_mutex);
@@ -94,7 +128,7 @@ int dpv__service_qp_add(struct dpv_qp *qp)
 	}
 	if (rc == 0)
 		rc = svc_array_add(dev, qp);
-	qp->svc_listed = rc == 0;
+	__atomic_store_n(&qp->svc_listed, rc == 0, __ATOMIC_RELEASE);   /* read by helpers */
 	pthread_mutex_unlock(&dev->svc_mutex);
 	return rc;
 }
@@ -115,12 +149,41 @@ void dpv__service_qp_del(struct dpv_qp *qp)
 		}
 	}
 	svc_array_unlock(dev);
-	qp->svc_listed = false;
+	__atomic_store_n(&qp->svc_listed, false, __ATOMIC_RELEASE);
 	if (dev->nb_svc_qp == 0 && dev->svc_attached) {
 		dpv__service_work_del(dev->svc_lcore, &w);
 		dev->svc_attached = false;
 	}
 	pthread_mutex_unlock(&dev->svc_mutex);
+}
+
+void dpv__service_qp_help(struct dpv_qp *qp)
+{
+	struct dpv_device *dev = qp->ctx->dev;
+	uint64_t now = rte_rdtsc(), rounds;
+
+	if (!qp->helping && now - qp->help_checked < HELP_CHECK_US * rte_get_tsc_hz() / 1000000)
+		return;
+	qp->help_checked = now;
+	if (!__atomic_load_n(&qp->svc_listed, __ATOMIC_ACQUIRE) ||
+	    !dpv__service_rounds(dev->svc_lcore, &rounds)) {
+		qp->helping = false;          /* stopped: its QPs' WRs wait for it */
+		return;
+	}
+	if (rounds != qp->help_rounds) {
+		qp->help_rounds = rounds;
+		qp->help_seen = now;
+		qp->helping = false;
+		return;
+	}
+	if (now - qp->help_seen < HELP_STALL_US * rte_get_tsc_hz() / 1000000)
+		return;
+	qp->helping = true;
+	if (dpv__spinlock_trylock(&qp->svc_lock)) {
+		if (!svc_idle(qp))
+			qp->ops->progress(qp);
+		dpv__spinlock_unlock(&qp->svc_lock);
+	}
 }
 
 DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)

@@ -94,6 +94,8 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	struct dpv_qp *qp = to_dqp(ibqp);
 	struct dpv_rq *rq = &qp->rq;
 	struct ibv_recv_wr *unused;
+	uint64_t t0 = dpv__cyc_start();
+	uint32_t head, room;
 	int rc = 0;
 
 	if (bad_wr == NULL)
@@ -102,35 +104,42 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		*bad_wr = NULL;
 		return EINVAL;
 	}
+	/* one lock for the list; the WQEs are published (head) once, at its end */
 	dpv__qp_lock(qp);
+	head = rq->head;
+	room = rq->max_wr - (head - rq->tail);
 	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL ||
 	    qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV)
 		rc = EINVAL;                 /* with an SRQ (XRC: always) receives come from there */
-	for (; rc == 0 && wr != NULL; wr = rc == 0 ? wr->next : wr) {
-		struct dpv_rwqe *w;
+	for (; rc == 0 && wr != NULL; wr = wr->next) {
+		uint32_t slot = head & rq->mask, nsge = (uint32_t)wr->num_sge;  /* < 0: huge */
+		struct ibv_sge *sge = &rq->sge[(size_t)slot * rq->max_sge];
 
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge ||
-		    (wr->num_sge > 0 && wr->sg_list == NULL)) {
+		if (unlikely(nsge > rq->max_sge || (nsge > 0 && wr->sg_list == NULL))) {
 			rc = EINVAL;
 			break;
 		}
-		if (rq->head - rq->tail >= rq->max_wr) {
+		if (unlikely(room == 0)) {
 			rc = ENOMEM;
 			break;
 		}
-		w = &rq->wqe[rq->head & rq->mask];
-		w->wr_id = wr->wr_id;
-		w->nsge = (uint16_t)wr->num_sge;
-		memcpy(&rq->sge[(size_t)(rq->head & rq->mask) * rq->max_sge], wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(*wr->sg_list));
-		rq->head++;
-		qp->rx_wrs++;
+		room--;
+		rq->wqe[slot].wr_id = wr->wr_id;
+		rq->wqe[slot].nsge = (uint16_t)nsge;
+		if (likely(nsge == 1))
+			sge[0] = wr->sg_list[0];
+		else
+			for (uint32_t i = 0; i < nsge; i++)
+				sge[i] = wr->sg_list[i];
+		head++;
 	}
+	qp->rx_wrs += head - rq->head;
+	rq->head = head;
 	if (dpv__qp_state(qp) == IBV_QPS_ERR)
 		dpv__rq_flush(qp);           /* accepted, then flushed */
+	dpv__cyc_add(qp, DPV_CYC_RECV_POST, t0);
 	dpv__qp_unlock(qp);
 	if (rc != 0)
 		*bad_wr = wr;
 	return rc;
 }
-

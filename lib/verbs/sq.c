@@ -5,9 +5,13 @@
  * [done, sent):  executed by the transport, waiting for it to release the WR (RAW: the port
  *                gave back its buffers; RC: acknowledged);
  * [sent, head):  posted, not yet executed (port queue full, or the QP in SQD).
- * Completions are written in order, so a CQE always follows the release of every earlier WR. */
+ * Completions are written in order, so a CQE always follows the release of every earlier WR.
+ * In service mode the posting thread writes a descriptor per WR (dpv_svc_desc) and the
+ * service side alone writes the WQEs: [sent, built) are WRs it took from their descriptors
+ * and built frames for, [built, head) still descriptors. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -19,7 +23,8 @@ int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 	dpv__ring_geometry(max_wr, max_sge, &sq->size, &sq->mask, &sq->max_wr, &sq->max_sge);
 	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
 	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
-	sq->post = sq->head = sq->sent = sq->done = sq->freed = 0;
+	sq->post = sq->head = sq->sent = sq->done = sq->built = sq->freed = 0;
+	sq->data_post = sq->data_built = 0;
 	if (sq->wqe == NULL || sq->mrs == NULL) {
 		free(sq->wqe);
 		free(sq->mrs);
@@ -32,36 +37,47 @@ int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
 
 void dpv__sq_fini(struct dpv_qp *qp)
 {
-	free(qp->sq.wqe);
-	free(qp->sq.mrs);
-	free(qp->sq.desc);
-	free(qp->sq.desc_seg);
-	free(qp->sq.desc_data);
-	qp->sq.wqe = NULL;
-	qp->sq.mrs = NULL;
-	qp->sq.desc = NULL;
-	qp->sq.desc_seg = NULL;
-	qp->sq.desc_data = NULL;
+	struct dpv_sq *sq = &qp->sq;
+
+	free(sq->wqe);
+	free(sq->mrs);
+	free(sq->desc);
+	free(sq->desc_tx);
+	free(sq->desc_seg);
+	free(sq->desc_data);
+	sq->wqe = NULL;
+	sq->mrs = NULL;
+	sq->desc = NULL;
+	sq->desc_tx = NULL;
+	sq->desc_seg = NULL;
+	sq->desc_data = NULL;
 }
 
-int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr)
+int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data)
 {
-	if (sq->desc_seg != NULL)
+	if (sq->desc != NULL)
 		return 0;
-	sq->data_stride = RTE_ALIGN_CEIL(max_inline + max_hdr, RTE_CACHE_LINE_SIZE);
-	sq->desc = calloc(sq->size, sizeof(*sq->desc));
+	/* every slot's largest data, and one more for the end of the ring a wrap leaves */
+	sq->data_max = RTE_ALIGN_CEIL(RTE_MAX(data, 1u), DPV_SVC_DATA_ALIGN);
+	sq->data_cap = (sq->size + 1) * sq->data_max;
+	sq->desc = aligned_alloc(RTE_CACHE_LINE_SIZE,
+				 RTE_ALIGN_CEIL(sq->size * sizeof(*sq->desc), RTE_CACHE_LINE_SIZE));
+	sq->desc_tx = calloc(sq->size, sizeof(*sq->desc_tx));
 	sq->desc_seg = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->desc_seg));
-	sq->desc_data = sq->data_stride ?
-			aligned_alloc(RTE_CACHE_LINE_SIZE, (size_t)sq->size * sq->data_stride) : NULL;
-	if (sq->desc == NULL || sq->desc_seg == NULL || (sq->data_stride && sq->desc_data == NULL)) {
+	sq->desc_data = aligned_alloc(DPV_SVC_DATA_ALIGN, sq->data_cap);
+	if (sq->desc == NULL || sq->desc_tx == NULL || sq->desc_seg == NULL ||
+	    sq->desc_data == NULL) {
 		free(sq->desc);
+		free(sq->desc_tx);
 		free(sq->desc_seg);
 		free(sq->desc_data);
 		sq->desc = NULL;
+		sq->desc_tx = NULL;
 		sq->desc_seg = NULL;
 		sq->desc_data = NULL;
 		return -ENOMEM;
 	}
+	memset(sq->desc, 0, sq->size * sizeof(*sq->desc));
 	return 0;
 }
 
@@ -133,7 +149,8 @@ bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))
 
 void dpv__sq_clear(struct dpv_sq *sq)
 {
-	sq->post = sq->sent = 0;
+	sq->post = sq->sent = sq->built = 0;
+	sq->data_post = sq->data_built = 0;
 	__atomic_store_n(&sq->head, 0, __ATOMIC_RELAXED);   /* head and done: read unlocked */
 	__atomic_store_n(&sq->done, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sq->freed, 0, __ATOMIC_RELEASE);

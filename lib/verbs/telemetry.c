@@ -206,6 +206,7 @@ static void port_entry(struct dpv_device *dev, void *arg)
 {
 	struct rte_tel_data *d = arg, *p = rte_tel_data_alloc();
 	struct dpv_port_stats s = { 0 };
+	uint64_t rx_frames, rx_unsteered, rx_no_wqe, rx_cyc[DPV_RXC_STAGES];
 
 	if (p == NULL)
 		return;
@@ -223,9 +224,11 @@ static void port_entry(struct dpv_device *dev, void *arg)
 	rte_tel_data_add_dict_u64(p, "tso_sw", s.tso_sw);
 	rte_tel_data_add_dict_u64(p, "csum_hw", s.csum_hw);
 	rte_tel_data_add_dict_u64(p, "csum_sw", s.csum_sw);
-	rte_tel_data_add_dict_u64(p, "rx_frames", LOAD(dev->rx_frames));
-	rte_tel_data_add_dict_u64(p, "rx_unsteered", LOAD(dev->rx_unsteered));
-	rte_tel_data_add_dict_u64(p, "rx_no_wqe", LOAD(dev->rx_no_wqe));
+	dpv__device_rx_stats(dev, &rx_frames, &rx_unsteered, &rx_no_wqe, rx_cyc);
+	rte_tel_data_add_dict_u64(p, "rx_queues", LOAD(dev->nb_rxq));
+	rte_tel_data_add_dict_u64(p, "rx_frames", rx_frames);
+	rte_tel_data_add_dict_u64(p, "rx_unsteered", rx_unsteered);
+	rte_tel_data_add_dict_u64(p, "rx_no_wqe", rx_no_wqe);
 	rte_tel_data_add_dict_u64(p, "rx_roce", LOAD(dev->roce_cnt.rx));
 	rte_tel_data_add_dict_u64(p, "rx_roce_bad_icrc", LOAD(dev->roce_cnt.rx_bad_icrc));
 	rte_tel_data_add_dict_u64(p, "rx_roce_malformed", LOAD(dev->roce_cnt.rx_malformed));

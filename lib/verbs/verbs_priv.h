@@ -35,9 +35,36 @@ extern int dpv_logtype_verbs;
 #define VERBS_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpv_logtype_verbs, "dpverbs: " fmt "\n", ##__VA_ARGS__)
 
+/* A counter with one writer at a time (serialized by a lock) that others read without it. */
+static inline void dpv__count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+/* Stages of a port's receive side whose TSC cycles it counts with cycle_stats = 1. */
+enum { DPV_RXC_BURST, DPV_RXC_CLASSIFY, DPV_RXC_COPY, DPV_RXC_CQE, DPV_RXC_FREE,
+       DPV_RXC_STAGES };
+
 /* ---- devices and contexts ---- */
 
+struct dpv_cq;
+
+/* A receive queue of a port, as dpverbs polls it: by one thread at a time (whoever takes its
+ * lock; the others skip it), its counters written by that thread alone. On a cache line of
+ * its own: threads polling different queues share no written line. */
+struct dpv_rxq {
+	dpv_spinlock_t lock;
+	uint16_t id;
+	uint32_t polls;                    /* polls so far (others read it: cq_rx_poll) */
+	uint64_t frames, unsteered, no_wqe;
+	uint64_t cyc[DPV_RXC_STAGES];      /* with cycle_stats: TSC cycles per receive stage */
+	/* the thread that polled it last (pthread_self): written when it changes, read by every
+	 * poller, so on a line of its own */
+	uintptr_t poller __rte_cache_aligned;
+} __rte_cache_aligned;
+
 struct dpv_flow;
+struct dpv_steer;
 struct dpv_roce_port;
 struct dpv_qp;
 struct dpv_mcast;
@@ -64,6 +91,12 @@ struct dpv_roce_counters {
 	uint64_t tx_oversize;      /* UD messages above the path MTU: nothing sent (atomic) */
 };
 
+/* Frames a port's receive side takes from a queue in one burst, and the most a transport's
+ * port_rx may be given at once (with fault injection, a burst's duplicates and frames held
+ * back before): at most 64, transports mark what they consume in a 64-bit mask. */
+#define DPV_RX_BURST 32
+#define DPV_RX_MAX 64
+
 struct dpv_device {
 	struct ibv_device ibdev;
 	const struct dpv_driver_ops *ops;
@@ -81,12 +114,18 @@ struct dpv_device {
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
 	struct dpv_tx_counters txhs_gone;  /* counters of closed transmitters */
-	/* receive steering: rules by priority, and the receive progress of the port */
-	pthread_rwlock_t flows_lock;
+	/* receive steering: rules by priority (changed under flows_mutex), compiled into the
+	 * table bursts read (lib/raw/steer.c), and the receive progress of the port */
+	pthread_mutex_t flows_mutex;
 	TAILQ_HEAD(, dpv_flow) flows;
+	struct dpv_steer *steer;
+	struct dpv_rxq *rxqs;      /* the port's receive queues, once it started */
+	uint16_t nb_rxq;
+	struct dpv_qp **rxq_owner; /* the QP a queue is steered to in hardware (flows_mutex) */
+	/* transports without port_rx_queue get a device's frames one burst at a time */
 	dpv_spinlock_t rx_lock;
-	uint64_t rx_frames, rx_unsteered, rx_no_wqe;
-	uint32_t rx_polls;         /* (__atomic, written under rx_lock) polls of the port */
+	/* what transports without port_rx_queue count (under rx_lock), beside the queues' own */
+	uint64_t rx_unsteered, rx_no_wqe;
 	int rx_users;              /* receivers on the port (RAW: flows); none: it is not polled */
 	/* frames a transport looped back to its own port (RoCE to its own GIDs): received with
 	 * the port's next burst, before its frames (created with the first RoCE QP) */
@@ -230,19 +269,80 @@ struct dpv_mr_table {
 	struct dpv_mr **slot;      /* lkey index -> MR */
 	uint8_t *gen;              /* lkey generation, so that a stale lkey does not match */
 	struct dpv_mr **rkey_hash; /* rkey -> MR (remote access), chained, under lock */
+	struct dpv_mw **mw_hash;   /* rkey -> memory window, the same buckets, under lock */
+	uint32_t nb_mw;
 };
 #define DPV_RKEY_BUCKETS 4096
 
-/* The MR of @rkey in @pd that grants @access (IBV_ACCESS_REMOTE_*) on [iova, iova + len),
- * or NULL; the context's MR table lock must be held (ibv_dereg_mr takes it) while the MR is
- * used. */
-struct dpv_mr *dpv__mr_by_rkey(struct dpv_context *ctx, struct dpv_pd *pd, uint32_t rkey,
+/* The bucket of an rkey in both hashes: by its index (the 24 bits above the 8-bit tag that
+ * ibv_inc_rkey changes), so that a window keeps its bucket when it is bound again and an
+ * index is unique in the context, MR or window. */
+static inline uint32_t dpv__rkey_bucket(uint32_t rkey)
+{
+	uint32_t index = rkey >> 8;
+
+	return (index ^ index >> 12) & (DPV_RKEY_BUCKETS - 1);
+}
+
+struct dpv_qp;
+
+/* A memory window (mw.c): its key grants a peer [iova, iova + length) of an MR with the
+ * window's access flags, while bound. Under the MR table's lock. */
+struct dpv_mw {
+	struct ibv_mw ibmw;
+	struct dpv_pd *pd;
+	uint32_t key;              /* the key of the current binding (or the last one) */
+	bool bound;                /* key grants access (a zero-length type 1 binding: not) */
+	struct dpv_mr *mr;         /* bound: the MR, which it holds (ibv_dereg_mr: EBUSY) */
+	uint64_t iova, length;
+	unsigned int access;
+	const struct dpv_qp *qp;   /* type 2: the only QP whose peer may use the key */
+	struct dpv_mw *rkey_next;  /* its bucket of mw_hash */
+};
+
+/* A random rkey whose index no MR or window of the table has; the table lock held. */
+uint32_t dpv__rkey_new(struct dpv_mr_table *t);
+/* Whether an MR or window of the table has @rkey's index; the table lock held. */
+bool dpv__rkey_index_taken(struct dpv_mr_table *t, uint32_t rkey);
+/* The window bound under @rkey that grants @qp's peer @access on [iova, iova + len), or NULL;
+ * the table lock held. */
+struct dpv_mr *dpv__mw_by_rkey(struct dpv_mr_table *t, const struct dpv_qp *qp, uint32_t rkey,
 			       uint64_t iova, uint64_t len, unsigned int access);
+/* Execute a BIND_MW WR posted on @qp (type 1 through ibv_bind_mw, type 2 directly): the
+ * status it completes with, IBV_WC_SUCCESS or IBV_WC_MW_BIND_ERR. */
+enum ibv_wc_status dpv__mw_bind(struct dpv_qp *qp, const struct ibv_send_wr *wr);
+/* Invalidate @rkey, a type 2 window of @qp's PD (@remote: a SEND_WITH_INV received on @qp,
+ * and the window must be bound to @qp). 0, or -EINVAL when it names no such bound window
+ * (an MR's key, a type 1 window, an old key, another PD's). */
+int dpv__mw_invalidate(struct dpv_qp *qp, uint32_t rkey, bool remote);
+/* ibv_close_device: every window of the context deallocated (before its MRs); how many. */
+unsigned int dpv__mw_release_all(struct dpv_context *ctx);
+/* @qp is being destroyed: the type 2 windows bound to it are invalidated. */
+void dpv__mw_qp_gone(struct dpv_qp *qp);
+struct ibv_mw *dpv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int dpv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+int dpv_dealloc_mw(struct ibv_mw *mw);
+
+/* The MR of @rkey (an MR's, or a window's bound in @qp's PD) that grants @qp's peer @access
+ * (IBV_ACCESS_REMOTE_*) on [iova, iova + len), or NULL; the context's MR table lock must be
+ * held (ibv_dereg_mr and the window verbs take it) while the MR is used. */
+struct dpv_mr *dpv__mr_by_rkey(const struct dpv_qp *qp, uint32_t rkey, uint64_t iova,
+			       uint64_t len, unsigned int access);
 
 int dpv__mr_table_init(struct dpv_context *ctx);
 void dpv__mr_table_fini(struct dpv_context *ctx);
 #define LKEY_INDEX_BITS 24
 #define LKEY_INDEX_MASK ((1u << LKEY_INDEX_BITS) - 1)
+
+/* @mr if it contains [addr, addr + len) (*@va: where that is), else NULL. */
+static inline struct dpv_mr *dpv__mr_range(struct dpv_mr *mr, uint64_t addr, uint32_t len,
+					  uint8_t **va)
+{
+	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
+		return NULL;
+	*va = mr->va + (addr - mr->iova);
+	return mr;
+}
 
 /* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). Inline:
  * every non-inline SGE of every send and receive looks its MR up. */
@@ -259,10 +359,7 @@ static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_
 	mr = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
 	if (unlikely(mr == NULL || mr->ibmr.lkey != lkey || mr->pd != pd))
 		return NULL;
-	if (unlikely(addr < mr->iova || len > mr->length || addr - mr->iova > mr->length - len))
-		return NULL;
-	*va = mr->va + (addr - mr->iova);
-	return mr;
+	return dpv__mr_range(mr, addr, len, va);
 }
 
 /* DMA range registry: page-rounded, reference-counted, never overlapping. */
@@ -296,6 +393,7 @@ struct dpv_channel {
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpv_cq) fired;        /* CQs with an event not yet read */
 	TAILQ_HEAD(, dpv_cq) cqs;          /* every CQ on it */
+	unsigned int linger;               /* short naps left in ibv_get_cq_event (cq.c) */
 };
 
 /* struct ibv_cq is the head of struct ibv_cq_ex (verbs.h's ibv_cq_ex_to_cq is a cast), so
@@ -320,7 +418,15 @@ struct dpv_cq {
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
+	/* the port's receive queues that fed it lately (bit q: queue q; learnt by the receive
+	 * path in rxq_seen, taken over by its poller in rxq_home, which polls them at every
+	 * round), and each queue's poll count when its poller last looked (progress.c) */
+	uint64_t rxq_home;
+	unsigned int rx_rounds;
+	uint32_t rxq_polls[64];
+	uint64_t rxq_seen __rte_cache_aligned;
 	uint64_t completions;          /* CQEs written */
+	uint64_t cyc_poll, polled;     /* with cycle_stats: ibv_poll_cq's cycles, CQEs taken */
 	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
 	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
 	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
@@ -336,6 +442,8 @@ struct dpv_cq {
 	dpv_spinlock_t poll_lock;
 };
 
+_Static_assert(sizeof(struct dpv_cqe) == 64, "a completion fills one cache line");
+
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 {
 	return container_of_safe(c, struct dpv_cq, ibcq);
@@ -349,6 +457,16 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 		       unsigned int n);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
 int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
+/* A successful receive: what its completion says besides the QP. */
+struct dpv_rx_done {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t wc_flags;
+};
+/* @n successful receive completions of @qp (IBV_WC_RECV), written in place under one CQ
+ * lock; -ENOSPC as above. */
+int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx_done *d,
+		       unsigned int n);
 void dpv__cq_attach_qp(struct dpv_cq *cq);
 void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
@@ -385,13 +503,60 @@ struct dpv_wqe {
 	uint8_t status;            /* enum ibv_wc_status decided at post time */
 	uint8_t released;          /* the transport is done with it (dpv__wqe_release) */
 	uint8_t nb_mr;             /* MRs it holds a reference on, in mrs[] */
-	uint8_t deferred;          /* service mode: checked, built by the service lcore later */
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
 };
 
-/* Service mode: what the service lcore builds a WR's frame from, besides its slot's gather
- * list and data copy. Kept out of struct dpv_wqe, whose ring the direct path walks (40 bytes
- * a slot: 1024 of them fit in L1; measured 8 % slower at 56). */
+/* Service mode: a posted WR as the posting thread hands it to the service lcore, 16 bytes
+ * (four to a cache line). The posting thread writes a slot's descriptor, data, gather list
+ * and MRs, and nothing else of the SQ but post and head; the service side writes the WQE
+ * ring (from the descriptors, when it takes them), sent, done and built: no cache line is
+ * written from both cores. */
+struct dpv_svc_desc {
+	uint64_t wr_id;
+	uint32_t len;              /* byte_len */
+	/* dpv__svc_meta(): enum dpv_svc_flags, enum ibv_wc_opcode, the enum ibv_wc_status decided
+	 * while posting, the MRs it holds (DPV_SVC_BUILD) in its slot's mrs; one 32-bit store
+	 * (byte stores may alias anything: the posting loop would reload the QP after each) */
+	uint32_t meta;
+};
+
+static inline uint32_t dpv__svc_meta(unsigned int flags, unsigned int opcode,
+				     unsigned int status, unsigned int nb_mr)
+{
+	return flags | opcode << 8 | status << 16 | nb_mr << 24;
+}
+
+static inline unsigned int dpv__svc_flags(const struct dpv_svc_desc *d)
+{
+	return d->meta & 0xff;
+}
+
+static inline unsigned int dpv__svc_opcode(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 8 & 0xff;
+}
+
+static inline unsigned int dpv__svc_status(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 16 & 0xff;
+}
+
+static inline unsigned int dpv__svc_nb_mr(const struct dpv_svc_desc *d)
+{
+	return d->meta >> 24;
+}
+
+enum dpv_svc_flags {
+	/* SIGNALED and IP_CSUM are the send_flags bits: the fast path takes them with a mask */
+	DPV_SVC_SIGNALED = IBV_SEND_SIGNALED,
+	DPV_SVC_IP_CSUM = IBV_SEND_IP_CSUM,        /* with DPV_SVC_COPY */
+	DPV_SVC_COPY = 1 << 5,     /* the whole frame is in the slot's data: copied into an mbuf */
+	DPV_SVC_BUILD = 1 << 6,    /* lib/offload builds it from the slot's dpv_tx_desc */
+	/* neither COPY nor BUILD: no frame, the WR completes with its status */
+};
+
+/* Service mode, DPV_SVC_BUILD: what lib/offload builds the frame from, besides the slot's
+ * gather list and data copy (inline data, then the TSO header). */
 struct dpv_tx_desc {
 	uint32_t flags;            /* enum dpv_tx_flags */
 	uint16_t nseg, mss, tso_hdr_len;
@@ -399,27 +564,65 @@ struct dpv_tx_desc {
 };
 
 /* The cursors sit on cache lines of their writers' own: in service mode the posting thread
- * writes post (per WR) and head (once per list), the service lcore sent and done, the polling
- * thread freed. A line another core reads while its owner writes it moves at every write
- * (measured: publishing head per WR cost ~1 us per WR between the two vCPUs here). */
+ * writes post (per WR) and head (once per list), the service lcore sent, done and built (once
+ * per burst), the polling thread freed. A line another core reads while its owner writes it
+ * moves at every write (measured: publishing head per WR cost ~1 us per WR between the two
+ * vCPUs here). The fields before them are read-only once the QP is set up. */
 struct dpv_sq {
 	struct dpv_wqe *wqe;
 	uint32_t size, mask;       /* slots: a power of two >= max_wr */
 	uint32_t max_wr;
 	uint32_t max_sge;
 	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
+	/* service mode: each slot's descriptor, its gather list (max_sge entries) and build
+	 * parameters (DPV_SVC_BUILD); and a ring of the slots' data — the frame (DPV_SVC_COPY),
+	 * or copies of inline data and the TSO header —, packed in post order in pieces of
+	 * DPV_SVC_DATA_ALIGN bytes, at most data_max bytes a slot, data_cap bytes in all (room for
+	 * every slot's largest and a wrap) */
+	uint32_t data_max, data_cap;
+	struct dpv_svc_desc *desc;
+	struct dpv_tx_desc *desc_tx;
+	struct dpv_tx_seg *desc_seg;
+	uint8_t *desc_data;
 	uint32_t post __rte_cache_aligned;   /* next slot to post (the posting thread's) */
+	uint32_t data_post;        /* service mode: where the next posted slot's data goes */
 	uint32_t head __rte_cache_aligned;   /* post, published at the end of each list */
 	uint32_t sent __rte_cache_aligned;   /* next slot to hand to the driver */
 	uint32_t done;             /* next slot to complete */
+	uint32_t built;            /* service mode: [sent, built) taken into WQEs, frames built */
+	uint32_t data_built;       /* service mode: where the data of the slot at built is */
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
-	/* service mode: each slot's gather list (max_sge entries) and a copy of its inline data
-	 * and TSO header (data_stride bytes), the descriptor the service lcore builds from */
-	struct dpv_tx_desc *desc;
-	struct dpv_tx_seg *desc_seg;
-	uint8_t *desc_data;
-	uint32_t data_stride;
 };
+
+/* A slot's data starts on a pair of cache lines of its own: the CPU fetches lines in aligned
+ * pairs (the adjacent-line prefetcher), and a service lcore reading the last frame of a list
+ * must not pull in the line where the posting thread writes the next list's first frame
+ * (measured: packed on single lines, 64-byte non-inline lists of 8 ran at half the rate). */
+#define DPV_SVC_DATA_ALIGN 128u
+
+/* Service mode: where @need bytes of slot data go when the data ring's cursor is at @pos
+ * (a slot's data never wraps around the ring's end); the cursor then moves to
+ * dpv__sq_data_end(). Both sides run these on the same lengths in the same order, the
+ * posting thread with data_post, the service side with data_built, so a descriptor needs no
+ * offset. */
+static inline uint32_t dpv__sq_data_at(const struct dpv_sq *sq, uint32_t pos, uint32_t need)
+{
+	return pos + RTE_ALIGN_CEIL(need, DPV_SVC_DATA_ALIGN) > sq->data_cap ? 0 : pos;
+}
+
+static inline uint32_t dpv__sq_data_end(uint32_t at, uint32_t need)
+{
+	return at + RTE_ALIGN_CEIL(need, DPV_SVC_DATA_ALIGN);
+}
+
+/* The service side takes the data of the descriptor at built (@need bytes): where it is. */
+static inline const uint8_t *dpv__sq_data_take(struct dpv_sq *sq, uint32_t need)
+{
+	uint32_t at = dpv__sq_data_at(sq, sq->data_built, need);
+
+	sq->data_built = dpv__sq_data_end(at, need);
+	return sq->desc_data + at;
+}
 
 struct dpv_rwqe {
 	uint64_t wr_id;
@@ -462,6 +665,11 @@ struct dpv_transport_ops {
 	 * that RAW_PACKET's SNIFFER flows still get a copy of them. */
 	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			uint64_t *taken);
+	/* The same, told the receive queue @q the burst came from; it may run for different
+	 * queues of one device at once (the transport guards what their bursts share), which
+	 * port_rx never does (the device's rx_lock). Used instead of port_rx when set. */
+	void (*port_rx_queue)(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+			      uint16_t n, uint64_t *taken);
 	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held);
 	 * @gid NULL, detaching: every group of the QP (ibv_destroy_qp, before the receive side
 	 * lets go of the QP: no frame reaches it through a group afterwards). */
@@ -486,7 +694,8 @@ extern const struct dpv_transport_ops dpv_roce_neigh_transport;
 extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
 /* Stages whose TSC cycles a QP counts when the configuration has cycle_stats = 1. */
-enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_STAGES };
+enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_RECV_POST,
+       DPV_CYC_STAGES };
 extern bool dpv_cycles_on;
 
 static inline bool dpv__cycles(void)
@@ -497,6 +706,19 @@ static inline bool dpv__cycles(void)
 static inline uint64_t dpv__cyc_start(void)
 {
 	return unlikely(dpv__cycles()) ? rte_rdtsc() : 0;
+}
+
+/* With cycle statistics: add the cycles since @since to *@acc and return now (the start of
+ * the next stage); 0 without. */
+static inline uint64_t dpv__cyc_lap(uint64_t *acc, uint64_t since)
+{
+	uint64_t t;
+
+	if (likely(!dpv__cycles()))
+		return 0;
+	t = rte_rdtsc();
+	dpv__count(acc, t - since);
+	return t;
 }
 
 struct dpv_wr_batch;
@@ -541,13 +763,15 @@ struct dpv_qp {
 	enum ibv_qp_type type;
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
-	dpv_spinlock_t lock;
-	/* Service mode: the posting thread (under lock) checks WRs, builds frames and publishes
-	 * sq.head; the service lcore (under svc_lock) hands them to the port and completes them.
-	 * Control operations (modify, destroy) take both. */
+	/* Service mode: the posting thread (under lock) checks WRs, writes their descriptors and
+	 * publishes sq.head; the service lcore (under svc_lock) builds the frames, hands them to
+	 * the port and completes them. Control operations (modify, destroy) take both. */
 	bool service;
 	bool svc_listed;           /* on its device's service array */
-	dpv_spinlock_t svc_lock __rte_cache_aligned;   /* not on the line of lock */
+	/* each lock on a line of its own: the posting thread writes lock per list, the service
+	 * lcore svc_lock per round, and both read state and service above every time */
+	dpv_spinlock_t lock __rte_cache_aligned;
+	dpv_spinlock_t svc_lock __rte_cache_aligned;
 	struct ibv_qp_cap cap;
 	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
 	uint8_t port_num;
@@ -561,6 +785,9 @@ struct dpv_qp {
 	uint64_t fast_span_inline, fast_span_copy;
 	struct dpv_sq sq;
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
+	/* service mode: what pollers saw of the service lcore (dpv__service_qp_help) */
+	uint64_t help_rounds, help_seen, help_checked;
+	bool helping;
 	uint64_t tx_frames __rte_cache_aligned;    /* the sending thread's (service lcore) */
 	uint64_t tx_errors;
 	uint64_t tx_completed;     /* WRs completed (signaled or not, errors and flushes too) */
@@ -638,13 +865,15 @@ static inline void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t 
 				 enum ibv_wc_status status, enum ibv_wc_opcode opcode,
 				 uint32_t len, unsigned int flags)
 {
+	uint32_t qp_num = qp->ibqp.qp_num;   /* read before the stores below, which may alias */
+
 	e->wc.wr_id = wr_id;
 	e->wc.status = status;
 	e->wc.opcode = opcode;
 	e->wc.vendor_err = 0;
 	e->wc.byte_len = len;
 	e->wc.imm_data = 0;
-	e->wc.qp_num = qp->ibqp.qp_num;
+	e->wc.qp_num = qp_num;
 	e->wc.src_qp = 0;
 	e->wc.wc_flags = flags;
 	e->wc.pkey_index = 0;
@@ -673,6 +902,9 @@ void dpv__device_service_init(struct dpv_device *dev);
 int dpv__service_qp_add(struct dpv_qp *qp);
 /* Take it off; when this returns the service lcore no longer touches it. */
 void dpv__service_qp_del(struct dpv_qp *qp);
+/* A poller of a service-mode QP's context (QP lock held): if the QP's service lcore runs but
+ * made no round for a while (the OS gave its CPU to others), do its work for this QP. */
+void dpv__service_qp_help(struct dpv_qp *qp);
 
 /* Check a state transition's attribute mask (the table of qp_state.c). */
 int dpv__qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
@@ -696,9 +928,9 @@ static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 	return &sq->mrs[(size_t)(index & sq->mask) * sq->max_sge];
 }
 void dpv__sq_fini(struct dpv_qp *qp);
-/* Room for service-mode descriptors (inline data up to @max_inline, TSO headers up to
- * @max_hdr); -ENOMEM. The SQ must be empty. */
-int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t max_inline, uint32_t max_hdr);
+/* Room for service-mode descriptors with at most @data bytes of data per slot (a frame the
+ * posting thread copies; inline data and a TSO header); -ENOMEM. The SQ must be empty. */
+int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data);
 void dpv__wqe_put_mrs(struct dpv_wqe *w);
 /* The transport is done with @w (any thread): its MRs are let go, it may complete. */
 void dpv__wqe_release(void *w);
@@ -818,6 +1050,25 @@ void dpv__qp_fail(struct dpv_qp *qp);
  * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
  * @waited) and the port of its device, as polling any of its CQs does. */
 void dpv__port_rx_poll(struct dpv_device *dev);
+/* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
+void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
+/* The receive path delivered frames of queue @q to @cq: @cq's poller learns where they come
+ * from (a line written only when a queue is new to it). */
+static inline void dpv__cq_rxq_seen(struct dpv_cq *cq, const struct dpv_rxq *q)
+{
+	uint64_t bit = 1ull << (q->id & 63);
+
+	if (!(__atomic_load_n(&cq->rxq_seen, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(&cq->rxq_seen, bit, __ATOMIC_RELAXED);
+}
+/* The port's receive queues' poll counts, summed (someone polled the port since). */
+uint32_t dpv__device_rx_polls(struct dpv_device *dev);
+/* The port's receive queues' counters, summed (and the device's own, for transports that
+ * count there). */
+void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
+			  uint64_t *no_wqe, uint64_t *cyc);
+/* Set up @dev's receive queues once its port started. -ENOMEM. */
+int dpv__device_rx_init(struct dpv_device *dev);
 /* Fault injection (faults.c): the configured faults at port start, the held frames freed at
  * port stop, and the transmit side for the transports' frames: returns how many of the
  * (possibly changed) @n frames in @pkts (room for @cap) to hand to the port. */
@@ -830,13 +1081,14 @@ static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
 	__atomic_fetch_add(&dev->rx_users, delta, __ATOMIC_RELEASE);
 }
-void dpv__context_progress(struct dpv_context *ctx, const struct dpv_cq *polled,
+void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
-/* The QPs a received frame goes to (at most @max); the device's flows_lock held for reading. */
-int dpv__flows_classify(struct dpv_device *dev, const uint8_t *h, uint32_t len, bool sniff_only,
-		       struct dpv_qp **out, int max);
+/* Wait until no thread is inside @dev's receive side (a burst holds its queue's lock while it
+ * works, a transport without port_rx_queue the rx_lock too): what was unpublished before (a
+ * steering table, a QP number) is no longer seen by anyone. Not from a receive path. */
+void dpv__device_rx_quiesce(struct dpv_device *dev);
 struct ibv_flow *dpv__create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv__destroy_flow(struct ibv_flow *flow);
 void dpv__device_flows_init(struct dpv_device *dev);
@@ -870,14 +1122,6 @@ static inline struct dpv_qp *dpv__qpn_lookup(struct dpv_device *dev, uint32_t qp
 	return __atomic_load_n(&t->qp[qpn], __ATOMIC_ACQUIRE);
 }
 
-/* Wait until no thread is inside @dev's receive side (it holds rx_lock while it works): what
- * was unpublished before is no longer seen by anyone. */
-static inline void dpv__device_rx_quiesce(struct dpv_device *dev)
-{
-	dpv__spinlock_lock(&dev->rx_lock);
-	dpv__spinlock_unlock(&dev->rx_lock);
-}
-
 /* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
  * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took
  * (a full ring takes fewer: the caller keeps the rest, as when a port queue is full). */
@@ -896,13 +1140,19 @@ int dpv__roce_port_init(struct dpv_device *dev);
 void dpv__roce_port_start(struct dpv_device *dev, bool started);
 
 /* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
-void dpv__raw_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-		      uint64_t *taken);
+void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+		      uint16_t n, uint64_t *taken);
 
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
+/* Service mode: the posting thread's fast path (descriptors), and the service lcore's
+ * (bursts of them built, sent and completed in one go; the generic kick takes the rest:
+ * false when some of what was posted when it started is left to it). */
+int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+bool dpv__raw_service_send(struct dpv_qp *qp);
 void dpv__raw_progress(struct dpv_qp *qp);
 void dpv__raw_flush(struct dpv_qp *qp);
 bool dpv__raw_reset(struct dpv_qp *qp);

@@ -3,7 +3,16 @@
 # reposted in lists of the burst size) beside dpdk-testpmd --forward-mode=rxonly, one lcore,
 # each ROUNDS times alternating; prints per-second medians and the ratio. net_null is the
 # source for both (it makes frames on every rx_burst; on a net_ring loopback testpmd rxonly
-# has nobody to send). Not a test: it never fails on a number.
+# has nobody to send). Beside the wall-clock rates, CPU time per frame (what a frame costs
+# when the machine is shared: the wall clock counts the time others had the CPU): dpv-bench's
+# own (process CPU time over its receive loop), testpmd's from perf stat task-clock over a
+# 3 s and a 6 s run (the difference, so start-up cancels out). One receive queue on both sides
+# (queues_per_port = 1: testpmd's default; each net_null queue makes frames of its own).
+# A row with the QP's frames taken by 4 NORMAL rules on destination MACs (dpv-bench -f 4, the
+# exact-match hash) instead of an ALL_DEFAULT rule. Then ns per frame by stage
+# (cycle_stats = 1; each stage's share of the wall-clock time scaled to the CPU time; the
+# counters' own rdtsc calls are in the figures, a few ns per burst).
+# Not a test: it never fails on a number.
 set -u
 bench=$1
 secs=${DPV_BENCH_SECONDS:-4}
@@ -12,35 +21,65 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
 
 testpmd_run() {
 	timeout -s INT $((secs + 2)) dpdk-testpmd -l 0-1 --no-pci --vdev="$1" --in-memory \
-		--file-prefix=dpv-bench-tpmd-$$ --log-level=lib.eal:error -- \
-		--forward-mode=rxonly --burst="$2" --nb-cores=1 --stats-period=1 \
-		--auto-start --no-lsc-interrupt 2>/dev/null |
+		--file-prefix=dpv-bench-tpmd-$$ --log-level=lib.eal:error -- --forward-mode=rxonly \
+		--burst="$2" --nb-cores=1 --stats-period=1 --auto-start --no-lsc-interrupt 2>/dev/null |
 		awk '/Rx-pps:/ {n++; if (n > 1) printf "%.3f\n", $2 / 1e6}'
 	rm -rf "/var/run/dpdk/dpv-bench-tpmd-$$"
 }
 
+# testpmd's CPU ns per packet: task-clock and packets of a 6 s run minus those of a 3 s one
+testpmd_cpu() {
+	for t in 3 6; do
+		p=$(perf stat -x, -e task-clock -o "$tmp/stat.$t" timeout -s INT "$t" \
+			sh -c "$(command -v dpdk-testpmd) -l 0-1 --no-pci --vdev=$1 --in-memory \
+			--file-prefix=dpv-bench-tpmd-$$ --log-level=lib.eal:error -- \
+			--forward-mode=rxonly --burst=$2 --nb-cores=1 --stats-period=1 --auto-start \
+			--no-lsc-interrupt" 2>/dev/null | awk '/RX-packets:/ {p = $2} END {print p + 0}')
+		rm -rf "/var/run/dpdk/dpv-bench-tpmd-$$"
+		echo "$p $(awk -F, '/task-clock/ {print $1}' "$tmp/stat.$t")"
+	done | awk 'NR == 1 {p = $1; c = $2} NR == 2 {if ($1 > p) printf "%.2f\n", ($2 - c) * 1e6 / ($1 - p)}'
+}
+
 dpv_run() {
-	DPV_EAL_ARGS="--vdev=$1 -l 1 --log-level=lib.eal:error" \
-		"$bench" -m recv -b "$2" -t "$secs" 2>/dev/null | awk '/^Mpps/ {print $2}' | tail -n +2
+	DPV_CONFIG=$tmp/q1.conf DPV_EAL_ARGS="--vdev=$1 -l 1 --log-level=lib.eal:error" \
+		"$bench" -m recv -b "$2" -t "$secs" $flows 2>/dev/null > "$tmp/out"
+	awk '/^Mpps/ {print $2}' "$tmp/out" | tail -n +2 | median >> "$tmp/d"
+	awk '/^cpu-ns/ {print $2}' "$tmp/out" >> "$tmp/dc"
 }
 
 if ! command -v dpdk-testpmd >/dev/null; then
 	echo "dpdk-testpmd not found (package dpdk-dev): no reference to compare with"
 	exit 77
 fi
-printf "%-40s %10s %10s %7s\n" "receive case (64 B)" "dpverbs" "testpmd" "ratio"
-for vdev in net_null0 net_null0,copy=1; do
-	for burst in 8 32; do
-		: > "$tmp/d"; : > "$tmp/t"
+printf 'queues_per_port = 1\n' > "$tmp/q1.conf"
+printf 'queues_per_port = 1\ncycle_stats = 1\n' > "$tmp/cycles.conf"
+cpu=1
+command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1 || cpu=0
+printf "%-30s %8s %8s %6s | %s\n" "receive case (64 B)" dpverbs testpmd ratio \
+	"CPU ns/frame: dpverbs testpmd ratio"
+for row in "net_null0 8" "net_null0 32" "net_null0,copy=1 8" "net_null0,copy=1 32" \
+	   "net_null0 32 -f4"; do
+	set -- $row
+	vdev=$1 burst=$2 flows=${3:-}
+	{
+		: > "$tmp/d"; : > "$tmp/t"; : > "$tmp/dc"; : > "$tmp/tc"
 		for r in $(seq "$rounds"); do
-			dpv_run "$vdev" "$burst" >> "$tmp/d"
-			testpmd_run "$vdev" "$burst" >> "$tmp/t"
+			dpv_run "$vdev" "$burst"
+			testpmd_run "$vdev" "$burst" | median >> "$tmp/t"
+			[ $cpu = 1 ] && testpmd_cpu "$vdev" "$burst" >> "$tmp/tc"
 		done
 		d=$(median < "$tmp/d"); t=$(median < "$tmp/t")
-		printf "%-40s %10s %10s %7s\n" "$vdev burst $burst" "$d" "$t" \
-			"$(awk -v a="$d" -v b="$t" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
-	done
+		dc=$(median < "$tmp/dc"); tc=$(median < "$tmp/tc")
+		printf "%-30s %8s %8s %6s | %8s %8s %6s\n" "$vdev burst $burst${flows:+ MAC rules}" \
+			"$d" "$t" "$(ratio "$d" "$t")" "$dc" "$tc" "$(ratio "$tc" "$dc")"
+	}
+done
+
+for vdev in net_null0 net_null0,copy=1; do
+	DPV_CONFIG=$tmp/cycles.conf DPV_EAL_ARGS="--vdev=$vdev -l 1 --log-level=lib.eal:error" \
+		"$bench" -m recv -b 32 -t "$secs" -y 2>/dev/null | sed -n "s/^stages/$vdev burst 32: stages/p"
 done

@@ -10,12 +10,23 @@
  *    under valgrind --tool=callgrind, which do not depend on the machine's load).
  * -m recv: the receive rate instead: every frame the port gives (net_null makes them) steered
  * by an ALL_DEFAULT flow into receive WQEs of @size bytes, each completion's WQE posted again
- * (in lists of up to @burst). The last line is "frames <count>", the whole run's. */
+ * (in lists of up to @burst). The last lines are "cpu-ns/frame <ns>", the process's CPU time
+ * per frame, and "frames <count>", the whole run's; with -y,
+ * before it, ns per frame by stage ("stages ...": cycle_stats = 1 in the configuration).
+ * -f N: with -m recv, the QP takes its frames through N NORMAL flows on destination MACs
+ *    (the one of net_null's frames last) instead of an ALL_DEFAULT flow.
+ * -T N: with -m recv, N threads, each with a context, a CQ and a QP of its own (a thread
+ *    registered with dpv_thread_register) taking the frames to destination MAC
+ *    02:00:00:00:00:0a + its index (the queues of a multi-queue port each carry one: net_pcap
+ *    with an rx_pcap per queue); "Mpps" lines are the sum, then "cpu-ns/frame". */
+#include <pthread.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dpv_test.h"
 
@@ -26,6 +37,16 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU time the process had: on a machine shared with other work it says what a frame costs
+ * better than the wall clock, which counts the time others had the CPU. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -65,6 +86,43 @@ static void print_cycles(struct ibv_qp *qp)
 	       c.tsc_hz / 1e9);
 }
 
+/* ns per received frame by stage, from the port's, the QP's and the CQ's cycle counters;
+ * "other" is the rest (the bench's loop, progress). The counters count TSC cycles, which run
+ * on while another process has the CPU: each stage's share of the wall-clock time (@wall
+ * seconds in all) is scaled to the CPU time the run had (@cpu seconds), so that a machine
+ * shared with other work does not inflate them. */
+static void print_recv_stages(struct ibv_context *ctx, struct ibv_qp *qp, struct ibv_cq *cq,
+			      double wall, double cpu)
+{
+	struct dpv_port_stats p;
+	struct dpv_qp_counters q;
+	struct dpv_cq_counters c;
+	double f, ns, st[7], sum = 0, scale;
+	static const char *const name[7] = { "rx_burst", "classify", "copy", "cqe", "free", "poll",
+					     "repost" };
+
+	if (dpv_query_port_stats(ctx, &p) || dpv_query_qp_counters(qp, &q) ||
+	    dpv_query_cq_counters(cq, &c) || p.rx_frames == 0 || p.tsc_hz == 0)
+		return;
+	f = (double)p.rx_frames;
+	ns = 1e9 / (double)p.tsc_hz;
+	st[0] = p.rx_cycles_burst * ns / f;
+	st[1] = p.rx_cycles_classify * ns / f;
+	st[2] = p.rx_cycles_copy * ns / f;
+	st[3] = p.rx_cycles_cqe * ns / f;
+	st[4] = p.rx_cycles_free * ns / f;
+	st[5] = c.polled ? c.cycles_poll * ns / c.polled : 0;
+	st[6] = q.rx_wrs ? q.cycles_recv_post * ns / q.rx_wrs : 0;
+	scale = wall > 0 ? cpu / wall : 1;
+	printf("stages ns/frame");
+	for (int i = 0; i < 7; i++) {
+		printf(" %s %.2f", name[i], st[i] * scale);
+		sum += st[i];
+	}
+	printf(" other %.2f total %.2f (CPU %.0f %% of the wall clock)\n",
+	       (wall * 1e9 / f - sum) * scale, cpu * 1e9 / f, scale * 100);
+}
+
 static void report(uint64_t count, uint64_t *last, double *mark)
 {
 	double t = now();
@@ -80,7 +138,8 @@ static void report(uint64_t count, uint64_t *last, double *mark)
 /* Receive for @seconds on @qp (RTS, an ALL_DEFAULT flow) with @depth WQEs of @size bytes in
  * @mr's @bufs; completions are reposted @burst at a time. */
 static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint8_t *bufs,
-		   int depth, int size, int burst, int seconds)
+		   int depth, int size, int burst, int seconds, uint64_t limit, double *wall,
+		   double *cpu)
 {
 	struct ibv_sge sge[DEPTH];
 	struct ibv_recv_wr wr[DEPTH], *bad, *list = NULL, **tail = &list;
@@ -88,6 +147,10 @@ static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint
 	uint64_t got = 0, last = 0;
 	double start = now(), mark = start;
 	int pending = 0;
+
+	double cpu0 = cpu_now();
+#define DONE() (printf("cpu-ns/frame %.2f\nframes %llu\n", (cpu_now() - cpu0) * 1e9 / (double)got, \
+		       (unsigned long long)got), *cpu = cpu_now() - cpu0, *wall = now() - start, 0)
 
 	for (int i = 0; i < depth; i++) {
 		sge[i] = (struct ibv_sge){ (uintptr_t)bufs + (size_t)i * 2048, (uint32_t)size,
@@ -119,17 +182,180 @@ static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint
 			}
 		}
 		got += (uint64_t)n;
+		if (limit != 0 && got >= limit)
+			return DONE();
 		if ((i & 255) == 0) {
 			report(got, &last, &mark);
 			if (now() - start >= seconds)
-				return printf("frames %llu\n", (unsigned long long)got), 0;
+				return DONE();
 		}
 	}
 }
 
+/* The receiving QP's flows: one ALL_DEFAULT (@n 0), or @n NORMAL ones on destination MACs,
+ * the last of them net_null's (all zeros). */
+static int recv_flows(struct ibv_qp *qp, struct ibv_flow **flow, int n)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} r = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(r), .num_of_specs = 1,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r.eth),
+			 .mask.dst_mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+	};
+
+	if (n == 0) {
+		r.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
+		r.attr.num_of_specs = 0;
+		r.attr.size = sizeof(r.attr);
+		flow[0] = ibv_create_flow(qp, &r.attr);
+		return flow[0] == NULL ? -1 : 0;
+	}
+	for (int i = 0; i < n; i++) {
+		r.eth.val.dst_mac[0] = 2;
+		r.eth.val.dst_mac[5] = (uint8_t)(i + 1);
+		if (i == n - 1)
+			memset(r.eth.val.dst_mac, 0, 6);
+		flow[i] = ibv_create_flow(qp, &r.attr);
+		if (flow[i] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* -T: the threads' shared state. */
+struct recv_thread {
+	pthread_t th;
+	int index, burst, seconds;
+	struct ibv_device *dev;
+	uint64_t frames;              /* received so far (__atomic) */
+	int rc;
+	double wall, cpu;
+};
+
+static int stop_threads;
+
+static void *recv_thread_main(void *arg)
+{
+	struct recv_thread *t = arg;
+	struct ibv_context *ctx = ibv_open_device(t->dev);
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, DEPTH, NULL, NULL, 0) : NULL;
+	uint8_t *bufs = aligned_alloc(4096, (size_t)DEPTH * 2048);
+	struct ibv_mr *mr = cq && bufs ? ibv_reg_mr(pd, bufs, (size_t)DEPTH * 2048,
+						    IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} r = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(r), .num_of_specs = 1,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r.eth),
+			 .val.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(0x0a + t->index) },
+			 .mask.dst_mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+	};
+	struct ibv_sge sge[DEPTH];
+	struct ibv_recv_wr wr[DEPTH], *bad, *list = NULL, **tail = &list;
+	struct ibv_wc wc[64];
+	struct ibv_qp *qp;
+	struct ibv_flow *flow;
+	int pending = 0;
+	struct timespec c0, c1;
+	double start;
+
+	t->rc = 1;
+	if (mr == NULL || dpv_thread_register() != 0)
+		return NULL;
+	qp = bench_qp(ctx, pd, cq, (struct ibv_qp_cap){ .max_recv_wr = DEPTH, .max_recv_sge = 1,
+							 .max_send_wr = 1, .max_send_sge = 1 },
+		      DPV_PROGRESS_DIRECT, false);
+	flow = ibv_create_flow(qp, &r.attr);
+	for (int i = 0; i < DEPTH; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)bufs + (size_t)i * 2048, 2048, mr->lkey };
+		wr[i] = (struct ibv_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &sge[i], .num_sge = 1,
+					      .next = i + 1 < DEPTH ? &wr[i + 1] : NULL };
+	}
+	if (flow == NULL || ibv_post_recv(qp, wr, &bad) != 0)
+		return NULL;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	start = now();
+	while (!__atomic_load_n(&stop_threads, __ATOMIC_ACQUIRE)) {
+		int n = ibv_poll_cq(cq, 64, wc);
+
+		for (int k = 0; k < n; k++) {
+			struct ibv_recv_wr *w = &wr[wc[k].wr_id];
+
+			if (wc[k].status != IBV_WC_SUCCESS)
+				return NULL;
+			w->next = NULL;
+			*tail = w;
+			tail = &w->next;
+			if (++pending >= t->burst) {
+				if (ibv_post_recv(qp, list, &bad))
+					return NULL;
+				list = NULL;
+				tail = &list;
+				pending = 0;
+			}
+		}
+		if (n > 0)
+			__atomic_store_n(&t->frames, t->frames + (uint64_t)n, __ATOMIC_RELAXED);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	t->wall = now() - start;
+	t->cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
+	ibv_destroy_flow(flow);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(bufs);
+	dpv_thread_unregister();
+	t->rc = 0;
+	return NULL;
+}
+
+/* -T: @n receiving threads for @seconds; per-second sums, then CPU ns per frame (the threads'
+ * CPU time over their frames). */
+static int recv_threads(struct ibv_device *dev, int n, int burst, int seconds)
+{
+	struct recv_thread t[16];
+	uint64_t last = 0, total = 0;
+	double start = now(), mark = start, cpu = 0;
+	int rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		t[i] = (struct recv_thread){ .index = i, .burst = burst, .dev = dev };
+		pthread_create(&t[i].th, NULL, recv_thread_main, &t[i]);
+	}
+	while (now() - start < seconds) {
+		usleep(10000);
+		total = 0;
+		for (int i = 0; i < n; i++)
+			total += __atomic_load_n(&t[i].frames, __ATOMIC_RELAXED);
+		report(total, &last, &mark);
+	}
+	__atomic_store_n(&stop_threads, 1, __ATOMIC_RELEASE);
+	total = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i].th, NULL);
+		rc |= t[i].rc;
+		total += t[i].frames;
+		cpu += t[i].cpu;
+		printf("thread %d: %llu frames, %.0f %% of a CPU\n", i,
+		       (unsigned long long)t[i].frames, t[i].wall > 0 ? 100 * t[i].cpu / t[i].wall : 0);
+	}
+	printf("cpu-ns/frame %.2f\nframes %llu\n", total ? cpu * 1e9 / (double)total : 0,
+	       (unsigned long long)total);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	int burst = 32, size = 64, seconds = 5, c;
+	int burst = 32, size = 64, seconds = 5, nflows = 0, threads = 0, c;
 	bool inl = false, csum = false, recv = false, td = false, cycles = false;
 	enum dpv_progress mode = DPV_PROGRESS_DIRECT;
 	struct ibv_device **devs;
@@ -143,11 +369,11 @@ int main(int argc, char **argv)
 	struct ibv_sge sge[DEPTH];
 	struct ibv_send_wr wr[DEPTH], *bad;
 	struct ibv_wc wc[64];
-	uint64_t posted = 0, last = 0, limit = 0;
-	int ring;
+	uint64_t posted = 0, last = 0, limit = 0, stuck = 0;
+	int ring, got, spins = 0;
 	double start, mark;
 
-	while ((c = getopt(argc, argv, "m:b:s:t:cp:dyn:")) != -1) {
+	while ((c = getopt(argc, argv, "m:b:s:t:cp:dyn:f:T:")) != -1) {
 		switch (c) {
 		case 'm':
 			inl = strcmp(optarg, "inline") == 0;
@@ -164,15 +390,25 @@ int main(int argc, char **argv)
 		case 'd': td = true; break;
 		case 'y': cycles = true; break;
 		case 'n': limit = strtoull(optarg, NULL, 0); break;
+		case 'f': nflows = atoi(optarg); break;
+		case 'T': threads = atoi(optarg); break;
 		default: return 2;
 		}
 	}
-	if (burst < 1 || burst > 256 || size < 60 || size > 1514)
+	if (burst < 1 || burst > 256 || size < 60 || size > 1514 || nflows < 0 || nflows > 64 ||
+	    threads < 0 || threads > 16)
 		return 2;
 	devs = ibv_get_device_list(NULL);
 	if (devs == NULL || devs[0] == NULL || (ctx = ibv_open_device(devs[0])) == NULL) {
 		fprintf(stderr, "no device: set DPV_EAL_ARGS\n");
 		return 1;
+	}
+	if (recv && threads > 0) {
+		int rc = recv_threads(devs[0], threads, burst, seconds);
+
+		ibv_close_device(ctx);
+		ibv_free_device_list(devs);
+		return rc;
 	}
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, DEPTH, NULL, NULL, 0);
@@ -187,14 +423,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (recv) {
-		struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),
-					     .port = 1 };
-		struct ibv_flow *flow = ibv_create_flow(qp, &all);
+		struct ibv_flow *flow[64];
+		double wall = 0, cpu = 0;
 
-		if (flow == NULL || receive(qp, cq, mr, (uint8_t *)frames, DEPTH, 2048, burst,
-					    seconds) != 0)
+		if (recv_flows(qp, flow, nflows) != 0 ||
+		    receive(qp, cq, mr, (uint8_t *)frames, DEPTH, 2048, burst, seconds, limit,
+			    &wall, &cpu) != 0)
 			return perror("receive"), 1;
-		ibv_destroy_flow(flow);
+		if (cycles)
+			print_recv_stages(ctx, qp, cq, wall, cpu);
+		for (int i = 0; i < (nflows ? nflows : 1); i++)
+			ibv_destroy_flow(flow[i]);
 		seconds = 0;               /* done: skip the send loop */
 	}
 	/* frames packed back to back, as an application building them would keep them */
@@ -242,10 +481,25 @@ int main(int argc, char **argv)
 			posted += (uint64_t)(bad - &wr[at]);
 		else
 			return fprintf(stderr, "post: %s\n", strerror(rc)), 1;
-		if (ibv_poll_cq(cq, 64, wc) < 0)
+		got = ibv_poll_cq(cq, 64, wc);
+		if (got < 0)
 			return 1;
+		/* the SQ full and nothing completed: the service lcore (or the port) is behind;
+		 * after a while let it have the CPU if it shares this one (always so under
+		 * valgrind, where a count, -n, sleeps at once so that failed posts do not fill
+		 * the count) */
+		if (rc == ENOMEM && got == 0 && bad == &wr[at]) {
+			stuck++;
+			if (limit != 0)
+				usleep(200);
+			else if (++spins % 4096 == 0)
+				sched_yield();
+		} else {
+			spins = 0;
+		}
 		if (limit != 0 && posted >= limit) {
-			printf("frames %llu\n", (unsigned long long)posted);
+			printf("frames %llu\nstuck %llu\n", (unsigned long long)posted,
+			       (unsigned long long)stuck);
 			break;
 		}
 		if ((i & 255) == 0) {

@@ -1,6 +1,8 @@
 /* Send completions: one per signaled WR in post order, SQ slots coming back only when a
  * signaled completion is polled, completion channels firing for send CQs, and a CQ overrun
  * reported as IBV_EVENT_CQ_ERR instead of being lost silently. */
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
@@ -68,6 +70,41 @@ static void check_channel(struct ibv_pd *pd, struct ibv_mr *mr)
 	CHECK_EQ(post(qp, mr, 2, IBV_SEND_SIGNALED), 0);
 	CHECK_EQ(test_poll(cq, &wc, 1), 1);
 	CHECK_EQ(poll(&pfd, 1, 0), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
+/* An event whose completions were polled before it was read is stale: ibv_get_cq_event does
+ * not return it (rc_pingpong -t -e fails on an event with nothing to poll), the CQ is armed
+ * again, and the next completion fires it. */
+static void check_stale_event(struct ibv_pd *pd, struct ibv_mr *mr)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(pd->context);
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 16, NULL, ch, 0), *ev_cq = NULL;
+	struct ibv_qp *qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 8,
+								  .max_send_sge = 1 });
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	void *ev_ctx = NULL;
+	struct ibv_wc wc;
+
+	CHECK_EQ(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	CHECK_EQ(post(qp, mr, 1, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);               /* fires, and is polled at once */
+	CHECK(wc.wr_id == 1);
+	CHECK_EQ(poll(&pfd, 1, 0), 1);                    /* the event is there ... */
+	errno = 0;
+	CHECK_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), -1);   /* ... but stale */
+	CHECK_EQ(errno, EAGAIN);
+	CHECK_EQ(poll(&pfd, 1, 0), 0);
+	CHECK_EQ(post(qp, mr, 2, IBV_SEND_SIGNALED), 0);  /* armed again: this one fires */
+	CHECK_EQ(poll(&pfd, 1, 2000), 1);
+	CHECK_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	CHECK(ev_cq == cq);
+	ibv_ack_cq_events(cq, 1);
+	CHECK_EQ(test_poll(cq, &wc, 1), 1);
+	CHECK(wc.wr_id == 2);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
@@ -200,6 +237,7 @@ int main(void)
 	memset(frame, 0x5a, sizeof(frame));
 	check_order_and_slots(pd, mr);
 	check_channel(pd, mr);
+	check_stale_event(pd, mr);
 	check_blocking_wait(pd, mr);
 	check_overrun(pd, mr);
 	check_bad_input(pd, mr, DPV_PROGRESS_DIRECT);

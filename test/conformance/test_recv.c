@@ -337,6 +337,129 @@ static void drops_counted(struct ibv_qp *tx)
 	CHECK_EQ(ibv_destroy_qp(q), 0);
 }
 
+/* The QPs of @n completions polled: how many each of @qps got (in @got), -1 for a stranger. */
+static int count_by_qp(const struct ibv_wc *wc, int n, struct ibv_qp **qps, int nq, int *got)
+{
+	int strangers = 0;
+
+	for (int k = 0; k < nq; k++)
+		got[k] = 0;
+	for (int i = 0; i < n; i++) {
+		int q = -1;
+
+		for (int k = 0; k < nq; k++)
+			if (wc[i].qp_num == qps[k]->qp_num)
+				q = k;
+		if (q < 0 || wc[i].status != IBV_WC_SUCCESS)
+			strangers++;
+		else
+			got[q]++;
+	}
+	return strangers;
+}
+
+/* A rule made or destroyed between two frames steers the second: the steering table the
+ * receive path reads is rebuilt before ibv_create_flow / ibv_destroy_flow return (and rules
+ * with one mask, a hash of MACs, follow priorities and DONT_TRAP as a walk of the rules does). */
+static void flows_take_effect_at_once(struct ibv_qp *tx)
+{
+	struct ibv_qp_cap cap = { .max_recv_wr = 16, .max_recv_sge = 1 };
+	struct ibv_qp *qd = test_raw_qp(pd, rcq, cap), *qb = test_raw_qp(pd, rcq, cap),
+		      *qc = test_raw_qp(pd, rcq, cap), *qe = test_raw_qp(pd, rcq, cap);
+	struct ibv_qp *qps[4] = { qd, qb, qc, qe };
+	struct ibv_flow *fd = flow_to(qd, IBV_FLOW_ATTR_ALL_DEFAULT, NULL, 0, 0), *fb, *fc, *fe;
+	struct ibv_wc wc[16];
+	int got[4];
+
+	CHECK(fd != NULL);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(post_recvs(qps[i], 8, 2048, 1000 * (uint64_t)(i + 1), 200 + 8 * i), 0);
+	frame_to(buf + 32768, mac_a, 80, 6);
+	send1(tx, buf + 32768, 80, 0);                    /* nobody's rule: the default */
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
+	CHECK(wc[0].qp_num == qd->qp_num, "before any rule: the default QP");
+	/* C takes mac_a at priority 2, E at 3 (never reached), B at 1 with DONT_TRAP: B and C */
+	fc = flow_to(qc, IBV_FLOW_ATTR_NORMAL, mac_a, 2, 0);
+	fe = flow_to(qe, IBV_FLOW_ATTR_NORMAL, mac_a, 3, 0);
+	fb = flow_to(qb, IBV_FLOW_ATTR_NORMAL, mac_a, 1, IBV_FLOW_ATTR_FLAGS_DONT_TRAP);
+	CHECK(fb && fc && fe);
+	send1(tx, buf + 32768, 80, 0);
+	CHECK_EQ(test_poll(rcq, wc, 2), 2);
+	CHECK_EQ(poll_quiet(rcq, wc + 2, 4), 0);
+	CHECK_EQ(count_by_qp(wc, 2, qps, 4, got), 0);
+	CHECK(got[0] == 0 && got[1] == 1 && got[2] == 1 && got[3] == 0,
+	      "DONT_TRAP B then C: default %d B %d C %d E %d", got[0], got[1], got[2], got[3]);
+	/* C gone: B (DONT_TRAP), then E */
+	CHECK_EQ(ibv_destroy_flow(fc), 0);
+	send1(tx, buf + 32768, 80, 0);
+	CHECK_EQ(test_poll(rcq, wc, 2), 2);
+	CHECK_EQ(count_by_qp(wc, 2, qps, 4, got), 0);
+	CHECK(got[1] == 1 && got[3] == 1, "after C's rule went: B %d E %d", got[1], got[3]);
+	/* E gone too: B's DONT_TRAP rule leaves the frame to the default as well */
+	CHECK_EQ(ibv_destroy_flow(fe), 0);
+	send1(tx, buf + 32768, 80, 0);
+	CHECK_EQ(test_poll(rcq, wc, 2), 2);
+	CHECK_EQ(count_by_qp(wc, 2, qps, 4, got), 0);
+	CHECK(got[0] == 1 && got[1] == 1, "DONT_TRAP alone: default %d B %d", got[0], got[1]);
+	CHECK_EQ(ibv_destroy_flow(fb), 0);
+	send1(tx, buf + 32768, 80, 0);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
+	CHECK_EQ(poll_quiet(rcq, wc + 1, 4), 0);
+	CHECK(wc[0].qp_num == qd->qp_num, "every rule gone: the default again");
+	CHECK_EQ(ibv_destroy_flow(fd), 0);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(ibv_destroy_qp(qps[i]), 0);
+}
+
+/* One burst for several QPs: each takes its frames in the order they came, byte for byte
+ * (frames for two MACs interleaved, sent before anyone polls). */
+static void burst_for_two_qps(struct ibv_qp *tx)
+{
+	struct ibv_qp_cap cap = { .max_recv_wr = 16, .max_recv_sge = 1 };
+	struct ibv_qp *qa = test_raw_qp(pd, rcq, cap), *qb = test_raw_qp(pd, rcq, cap);
+	struct ibv_flow *fa = flow_to(qa, IBV_FLOW_ATTR_NORMAL, mac_a, 0, 0);
+	struct ibv_flow *fb = flow_to(qb, IBV_FLOW_ATTR_NORMAL, mac_b, 0, 0);
+	uint64_t next[2] = { 0, 0 };
+	struct ibv_wc wc[16];
+	int n;
+
+	CHECK(fa != NULL && fb != NULL);
+	CHECK_EQ(post_recvs(qa, 8, 2048, 0, 240), 0);
+	CHECK_EQ(post_recvs(qb, 8, 2048, 100, 248), 0);
+	for (int i = 0; i < 12; i++) {
+		uint8_t *f = buf + 36864 + (size_t)i * 128;
+
+		frame_to(f, i % 3 == 0 ? mac_b : mac_a, 64 + (size_t)i, (uint8_t)(16 * i));
+		send1(tx, f, 64 + (uint32_t)i, 0);
+	}
+	n = test_poll(rcq, wc, 12);
+	CHECK_EQ(n, 12);
+	for (int i = 0; i < n; i++) {
+		int q = wc[i].qp_num == qb->qp_num;
+		/* the frames of this QP in the order sent: i % 3 == 0 to B, the others to A */
+		int sent = -1;
+
+		for (int k = 0, seen = 0; k < 12; k++)
+			if ((k % 3 == 0) == q && seen++ == (int)next[q]) {
+				sent = k;
+				break;
+			}
+		CHECK(wc[i].status == IBV_WC_SUCCESS && sent >= 0 &&
+		      wc[i].wr_id == (q ? 100 : 0) + next[q] && wc[i].byte_len == 64 + (uint32_t)sent,
+		      "QP %c completion %llu: wr_id %llu len %u", q ? 'B' : 'A',
+		      (unsigned long long)next[q], (unsigned long long)wc[i].wr_id, wc[i].byte_len);
+		if (sent >= 0)
+			CHECK(memcmp(buf + RX_BASE + (size_t)(240 + wc[i].wr_id - (q ? 100 - 8 : 0)) * 2048,
+				     buf + 36864 + (size_t)sent * 128, 64 + (size_t)sent) == 0,
+			      "frame %d: bytes differ", sent);
+		next[q]++;
+	}
+	CHECK_EQ(ibv_destroy_flow(fa), 0);
+	CHECK_EQ(ibv_destroy_flow(fb), 0);
+	CHECK_EQ(ibv_destroy_qp(qa), 0);
+	CHECK_EQ(ibv_destroy_qp(qb), 0);
+}
+
 static struct ibv_comp_channel *rch;
 static struct ibv_cq *woken;
 
@@ -448,6 +571,8 @@ int main(void)
 	spec_sizes();
 	five_tuples_ipv6_mcast(tx);
 	drops_counted(tx);
+	flows_take_effect_at_once(tx);
+	burst_for_two_qps(tx);
 	receive_channel(tx);
 	if (!two_ports)           /* net_ring: the sent mbuf waits in the ring for the receiver */
 		zero_copy_completes_polling_send_cq(tx);

@@ -9,7 +9,9 @@
  * IBV_EVENT_SRQ_LIMIT_REACHED exactly once per arming; a QP whose receive fails
  * (LOC_LEN_ERR) goes to ERR with IBV_EVENT_QP_LAST_WQE_REACHED and flushes nothing of the
  * SRQ's, whose other WQEs another QP then receives into, in order; a QP moved to ERR gets the
- * event too and flushes no SRQ WQE. DPV_EAL_ARGS: --vdev=net_ring0. */
+ * event too and flushes no SRQ WQE; SEND_WITH_INV into an SRQ's WQE (RC and XRC) completes
+ * with IBV_WC_WITH_INV and the key (RC); an XRC_SEND QP's BIND_MW and LOCAL_INV; RAW_PACKET
+ * QPs on an SRQ receiving bursts (WQEs in order, each QP's frames in order, drops when empty). DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <fcntl.h>
 
 #include "dpv_test_ud.h"
@@ -470,6 +472,195 @@ static void check_rnr(void)
 }
 
 /* ---- XRC ---- */
+/* A type 2 bind on @qp of @mw to [at, at + len) of @m under key @rkey, signaled. */
+static int bind2(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey, struct ibv_mr *m,
+		 uint8_t *at, uint64_t len, uint64_t wr_id)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = { .mw = mw, .rkey = rkey,
+			     .bind_info = { .mr = m, .addr = (uintptr_t)at, .length = len,
+					    .mw_access_flags = IBV_ACCESS_REMOTE_READ } },
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* @op (SEND_WITH_INV of 16 bytes or LOCAL_INV) of @rkey on @qp. */
+static int post_inv(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)(buf + TX), 16, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.sg_list = op == IBV_WR_SEND_WITH_INV ? &sge : NULL,
+		.num_sge = op == IBV_WR_SEND_WITH_INV, .invalidate_rkey = rkey,
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* Is @wc a successful receive of SEND_WITH_INV (16 bytes) into WQE @wr_id naming @rkey? */
+static bool inv_received(const struct ibv_wc *wc, uint64_t wr_id, uint32_t rkey)
+{
+	if (wc->status == IBV_WC_SUCCESS && wc->wr_id == wr_id && wc->opcode == IBV_WC_RECV &&
+	    (wc->wc_flags & IBV_WC_WITH_INV) && wc->invalidated_rkey == rkey && wc->byte_len == 16)
+		return true;
+	fprintf(stderr, "SEND_WITH_INV into an SRQ WQE: %s wr_id %lu opcode %d flags %#x key %#x "
+		"(want %#x)\n", ibv_wc_status_str(wc->status), (unsigned long)wc->wr_id,
+		wc->opcode, wc->wc_flags, wc->invalidated_rkey, rkey);
+	return false;
+}
+
+/* SEND_WITH_INV into a WQE an RC QP took from its SRQ: the completion says IBV_WC_WITH_INV
+ * and names the key, which is dead (the receiver's LOCAL_INV of it: LOC_QP_OP_ERR). */
+static void check_srq_inv(void)
+{
+	struct ibv_cq *scq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_srq *srq = srq_make(8, 1);
+	struct ibv_qp *a = qp_make(IBV_QPT_RC, scq, NULL), *b = qp_make(IBV_QPT_RC, rcq, srq);
+	struct ibv_mr *wmr = ibv_reg_mr(pd, buf + RX + 100 * SLOT, SLOT,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_wc wc[2];
+	uint32_t k;
+
+	CHECK(wmr != NULL && mw != NULL, "MR/MW: %s", strerror(errno));
+	if (wmr == NULL || mw == NULL)
+		return;
+	k = ibv_inc_rkey(mw->rkey);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	CHECK_EQ(bind2(b, mw, k, wmr, buf + RX + 100 * SLOT, 64, 1), 0);
+	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_BIND_MW, "bind: %s",
+	      ibv_wc_status_str(wc[0].status));
+	CHECK_EQ(srq_post(srq, buf + RX, SLOT, 40), 0);
+	CHECK_EQ(post_inv(a, IBV_WR_SEND_WITH_INV, k, 2), 0);
+	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK(inv_received(&wc[0], 40, k), "RC receive");
+	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 2, "send: %s",
+	      ibv_wc_status_str(wc[0].status));
+	/* the key is dead: the receiver's LOCAL_INV of it fails */
+	CHECK_EQ(post_inv(b, IBV_WR_LOCAL_INV, k, 3), 0);
+	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK(wc[0].status == IBV_WC_LOC_QP_OP_ERR && wc[0].wr_id == 3, "LOCAL_INV: %s",
+	      ibv_wc_status_str(wc[0].status));
+	CHECK_EQ(ibv_destroy_qp(a), 0);
+	CHECK_EQ(ibv_destroy_qp(b), 0);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+	CHECK_EQ(ibv_dealloc_mw(mw), 0);
+	CHECK_EQ(ibv_dereg_mr(wmr), 0);
+	CHECK_EQ(ibv_destroy_cq(scq), 0);
+	CHECK_EQ(ibv_destroy_cq(rcq), 0);
+}
+
+/* RAW_PACKET QPs on one SRQ (RAW receives a burst at a time): each steered frame takes the
+ * SRQ's next WQE, the completions on the CQ in the order the WQEs were taken (wr_id in SRQ
+ * post order), each QP's frames in send order, every byte; frames beyond the SRQ's WQEs are
+ * dropped, and once WQEs are posted again the next frames land in them. */
+static void check_raw(void)
+{
+	enum { N = 40, EXTRA = 4, FSLOT = 2048 };
+	static const uint8_t mac[2][6] = { { 2, 0, 0, 0, 0, 0xaa }, { 2, 0, 0, 0, 0, 0xbb } };
+	struct ibv_cq *scq = ibv_create_cq(ctx, 128, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 128, NULL, NULL, 0);
+	struct ibv_srq *srq = srq_make(64, 1);
+	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_send_sge = 1 };
+	struct ibv_qp *tx = test_raw_qp(pd, scq, cap), *rx[2];
+	struct ibv_flow *fl[2];
+	struct ibv_send_wr swr[N + EXTRA], *bad;
+	struct ibv_sge sge[N + EXTRA];
+	struct ibv_wc wc[N + EXTRA];
+	int last[2] = { -1, -1 }, bad_wc = 0, n;
+
+	for (int q = 0; q < 2; q++) {
+		struct ibv_qp_init_attr init = { .send_cq = rcq, .recv_cq = rcq, .srq = srq,
+						 .qp_type = IBV_QPT_RAW_PACKET,
+						 .cap = { .max_send_wr = 1, .max_send_sge = 1 } };
+		struct {
+			struct ibv_flow_attr attr;
+			struct ibv_flow_spec_eth eth;
+		} f = {
+			.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+				  .port = 1 },
+			.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(struct ibv_flow_spec_eth) },
+		};
+
+		rx[q] = ibv_create_qp(pd, &init);
+		if (rx[q] == NULL || test_qp_to(rx[q], IBV_QPS_INIT) ||
+		    test_qp_to(rx[q], IBV_QPS_RTR) || test_qp_to(rx[q], IBV_QPS_RTS)) {
+			fprintf(stderr, "RAW_PACKET QP with an SRQ: %s\n", strerror(errno));
+			exit(1);
+		}
+		memcpy(f.eth.val.dst_mac, mac[q], 6);
+		memset(f.eth.mask.dst_mac, 0xff, 6);
+		fl[q] = ibv_create_flow(rx[q], &f.attr);
+		CHECK(fl[q] != NULL, "flow: %s", strerror(errno));
+	}
+	/* frame i: to QP i % 3 == 2 ? 1 : 0, 100 + i bytes, its index at byte 14 */
+	for (int i = 0; i < N + EXTRA; i++) {
+		uint8_t *f = buf + TX + (size_t)i * FSLOT;
+
+		memcpy(f, mac[i % 3 == 2], 6);
+		memcpy(f + 6, "\x02\x00\x00\x00\x00\x01\x88\xb5", 8);
+		for (int b = 14; b < 100 + i; b++)
+			f[b] = (uint8_t)(i + b);
+		f[14] = (uint8_t)i;
+		sge[i] = (struct ibv_sge){ (uintptr_t)f, (uint32_t)(100 + i), mr->lkey };
+		swr[i] = (struct ibv_send_wr){ .wr_id = (uint64_t)i, .sg_list = &sge[i],
+					       .num_sge = 1, .opcode = IBV_WR_SEND,
+					       .send_flags = IBV_SEND_SIGNALED,
+					       .next = i + 1 < N ? &swr[i + 1] : NULL };
+	}
+	for (int i = 0; i < N; i++)
+		CHECK_EQ(srq_post(srq, buf + RX + (size_t)i * FSLOT, FSLOT, 1000 + (uint64_t)i), 0);
+	CHECK_EQ(ibv_post_send(tx, &swr[0], &bad), 0);      /* one list: bursts of frames */
+	CHECK_EQ(poll_n(scq, wc, N), N);
+	n = poll_n(rcq, wc, N);
+	CHECK_EQ(n, N);
+	for (int k = 0; k < n; k++) {
+		const uint8_t *got = buf + RX + (size_t)(wc[k].wr_id - 1000) * FSLOT;
+		int i = got[14], q = wc[k].qp_num == rx[1]->qp_num;
+
+		bad_wc += wc[k].status != IBV_WC_SUCCESS || wc[k].opcode != IBV_WC_RECV ||
+			  wc[k].wr_id != 1000 + (uint64_t)k || i >= N ||
+			  wc[k].byte_len != (uint32_t)(100 + i) || (i % 3 == 2) != q || i <= last[q] ||
+			  memcmp(got, buf + TX + (size_t)i * FSLOT, 100 + (size_t)i) != 0;
+		if (bad_wc == 1)
+			fprintf(stderr, "RAW completion %d: %s wr_id %lu qp %u len %u frame %d\n", k,
+				ibv_wc_status_str(wc[k].status), (unsigned long)wc[k].wr_id,
+				wc[k].qp_num, wc[k].byte_len, i);
+		last[q] = i;
+	}
+	CHECK_EQ(bad_wc, 0);
+	/* the SRQ is empty: these frames are dropped; then one WQE, one frame */
+	swr[N + EXTRA - 2].next = &swr[N + EXTRA - 1];
+	swr[N + EXTRA - 1].next = NULL;
+	CHECK_EQ(ibv_post_send(tx, &swr[N + EXTRA - 2], &bad), 0);
+	CHECK_EQ(poll_n(scq, wc, 2), 2);
+	CHECK_EQ(test_poll_for(rcq, wc, 1, 0.2), 0);
+	CHECK_EQ(srq_post(srq, buf + RX, FSLOT, 2000), 0);
+	swr[N].next = NULL;
+	CHECK_EQ(ibv_post_send(tx, &swr[N], &bad), 0);
+	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 2000 &&
+	      wc[0].qp_num == rx[N % 3 == 2]->qp_num && wc[0].byte_len == 100 + N &&
+	      memcmp(buf + RX, buf + TX + (size_t)N * FSLOT, 100 + N) == 0,
+	      "after the drops: %s wr_id %lu len %u", ibv_wc_status_str(wc[0].status),
+	      (unsigned long)wc[0].wr_id, wc[0].byte_len);
+	for (int q = 0; q < 2; q++) {
+		CHECK_EQ(ibv_destroy_flow(fl[q]), 0);
+		CHECK_EQ(ibv_destroy_qp(rx[q]), 0);
+	}
+	CHECK_EQ(ibv_destroy_qp(tx), 0);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+	CHECK_EQ(ibv_destroy_cq(scq), 0);
+	CHECK_EQ(ibv_destroy_cq(rcq), 0);
+}
+
 
 static struct ibv_xrcd *xrcd_open(int fd, int oflags)
 {
@@ -619,6 +810,28 @@ static void check_xrc(void)
 		      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id);
 		CHECK_EQ(poll_n(scq, wc, 1), 1);
 	}
+	/* an XRC_SEND QP binds and invalidates windows as RC does */
+	{
+		struct ibv_mr *wmr = ibv_reg_mr(pd, buf + RX + 100 * SLOT, SLOT,
+						IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		uint32_t k1, k2;
+
+		CHECK(wmr != NULL && mw != NULL, "MR/MW: %s", strerror(errno));
+		k1 = ibv_inc_rkey(mw->rkey);
+		k2 = ibv_inc_rkey(k1);
+		CHECK_EQ(bind2(ini, mw, k1, wmr, buf + RX + 100 * SLOT, 64, 20), 0);
+		CHECK_EQ(post_inv(ini, IBV_WR_LOCAL_INV, k1, 21), 0);
+		CHECK_EQ(bind2(ini, mw, k2, wmr, buf + RX + 100 * SLOT, 64, 22), 0);
+		CHECK_EQ(poll_n(scq, wc, 3), 3);
+		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_BIND_MW &&
+		      wc[1].status == IBV_WC_SUCCESS && wc[1].opcode == IBV_WC_LOCAL_INV &&
+		      wc[2].status == IBV_WC_SUCCESS && wc[2].wr_id == 22,
+		      "XRC bind/LOCAL_INV/bind: %s %s %s", ibv_wc_status_str(wc[0].status),
+		      ibv_wc_status_str(wc[1].status), ibv_wc_status_str(wc[2].status));
+		CHECK_EQ(ibv_dealloc_mw(mw), 0);
+		CHECK_EQ(ibv_dereg_mr(wmr), 0);
+	}
 	/* an SRQ of another domain */
 	CHECK_EQ(xrc_send(ini, n_out, 100, 9), 0);
 	CHECK_EQ(poll_n(scq, wc, 1), 1);
@@ -665,6 +878,8 @@ int main(void)
 	check_ud();
 	check_error_isolation();
 	check_rnr();
+	check_srq_inv();
+	check_raw();
 	check_xrc();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);

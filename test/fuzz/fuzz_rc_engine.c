@@ -194,6 +194,13 @@ static int f_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
 	return 0;
 }
 
+/* remote invalidation: odd keys may be invalidated (both answers are exercised) */
+static int f_mem_invalidate(void *ctx, uint32_t rkey)
+{
+	(void)ctx;
+	return rkey & 1 ? 0 : -EACCES;
+}
+
 static void f_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
 {
 	struct harness *x = ctx;
@@ -226,7 +233,7 @@ static void f_qp_error(void *ctx)
 static const struct dpv_rc_ops ops = {
 	.emit = f_emit, .wr_write = f_wr_write, .recv_write = f_recv_write,
 	.mem_check = f_mem_check, .mem_write = f_mem_write, .mem_atomic = f_mem_atomic,
-	.send_done = f_send_done, .recv_done = f_recv_done, .qp_error = f_qp_error,
+	.mem_invalidate = f_mem_invalidate, .send_done = f_send_done, .recv_done = f_recv_done, .qp_error = f_qp_error,
 };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -547,10 +547,17 @@ static void cb_qp_error(void *ctx)
 	n->err_at = n->sim->now;
 }
 
+/* remote invalidation: only key 0x4001 may be invalidated */
+static int cb_mem_invalidate(void *ctx, uint32_t rkey)
+{
+	(void)ctx;
+	return rkey == 0x4001 ? 0 : -EINVAL;
+}
+
 static const struct dpv_rc_ops sim_ops = {
 	.emit = cb_emit, .wr_write = cb_wr_write, .recv_write = cb_recv_write,
 	.mem_check = cb_mem_check, .mem_write = cb_mem_write, .mem_atomic = cb_mem_atomic,
-	.send_done = cb_send_done, .recv_done = cb_recv_done, .qp_error = cb_qp_error,
+	.mem_invalidate = cb_mem_invalidate, .send_done = cb_send_done, .recv_done = cb_recv_done, .qp_error = cb_qp_error,
 };
 
 /* --- set-up ---------------------------------------------------------------------------- */

@@ -897,7 +897,7 @@ static void hostile_requests(void)
 		  { .reth = { .len = 10, .rkey = 0x1001 } }, 0, DPV_AETH_NAK_REM_ACCESS },
 		{ "misaligned atomic", DPV_ROCE_FETCH_ADD, { .atomic = { .rkey = 0x3001 } }, 0,
 		  DPV_AETH_NAK_INV_REQ },
-		{ "SEND WITH INVALIDATE", DPV_ROCE_SEND_ONLY_INV, { .ieth_rkey = 0x1001 }, 10,
+		{ "SEND WITH INVALIDATE of a key it may not", DPV_ROCE_SEND_ONLY_INV, { .ieth_rkey = 0x1001 }, 10,
 		  DPV_AETH_NAK_INV_REQ },
 		{ "SEND ONLY of 0 bytes", DPV_ROCE_SEND_ONLY, { .bth = { .ackreq = true } }, 0,
 		  0 },	/* fine */
@@ -927,6 +927,19 @@ static void hostile_requests(void)
 		CHECK_EQ(b->atomics_executed, 0);
 		sim_fini(s);
 	}
+
+	/* SEND WITH INVALIDATE of a key it may invalidate: the receive says so, an ACK; on UC
+	 * there is no such opcode (the codec's table refuses it, as a UC requester's post) */
+	sim_init(s, &o);
+	s->filter = lose_all;
+	h = (struct dpv_roce_hdrs){ .ieth_rkey = 0x4001, .bth = { .ackreq = true } };
+	inject(b, DPV_ROCE_SEND_ONLY_INV, e, &h, pay, 10);
+	CHECK(!b->rc.err && b->nrlog == 1 && b->rlog[0].status == DPV_RC_WC_SUCCESS &&
+	      b->rlog[0].with_inv && b->rlog[0].inv_rkey == 0x4001 && !b->rlog[0].with_imm &&
+	      b->rlog[0].byte_len == 10, "SEND WITH INVALIDATE: the receive completion");
+	CHECK(last_tx(b) != NULL && last_tx(b)->syndrome == DPV_AETH_CREDIT_INVALID,
+	      "SEND WITH INVALIDATE: ACK");
+	sim_fini(s);
 
 	/* PSNs ahead: one sequence NAK for the expected PSN however many come */
 	sim_init(s, &o);

@@ -190,7 +190,30 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 	p->ext_mp = ext_mp;
 	p->tx_offloads = info->tx_offload_capa & (HW_TX_OFFLOADS | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
+	/* received frames' IPv4, TCP and UDP checksums checked by the port where it can (the
+	 * layer above checks in software what it does not vouch for) */
+	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM)
+		conf.rxmode.offloads |= RX_CKSUM;
+	/* several receive queues: a flow's frames on one of them (RSS on the IP/TCP/UDP tuple)
+	 * where the port hashes; elsewhere the PMD spreads them its own way (net_tap: the
+	 * kernel's flow hash) */
+	p->rss_hf = info->flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP |
+						    RTE_ETH_RSS_UDP);
+	if (p->nb_rxq > 1 && p->rss_hf != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = p->rss_hf;
+	} else {
+		p->rss_hf = 0;
+	}
 	rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
+	if (rc != 0 && p->rss_hf != 0) {
+		PMD_LOG(NOTICE, "port %s refuses RSS (%s): its queues are filled its own way",
+			p->name, rte_strerror(-rc));
+		p->rss_hf = 0;
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+		conf.rx_adv_conf.rss_conf.rss_hf = 0;
+		rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
+	}
 	for (uint16_t q = 0; rc == 0 && q < p->nb_txq; q++) {
 		rc = rte_eth_tx_queue_setup(p->port_id, q,
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
@@ -437,6 +460,8 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.dma_map = eth_dma_map,
 	.dma_unmap = eth_dma_unmap,
 	.port_xstats = eth_port_xstats,
+	.flow_steer = dpv__eth_flow_steer,
+	.flow_unsteer = dpv__eth_flow_unsteer,
 };
 
 DPV_DRIVER_REGISTER(ethdev, ethdev_ops)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 #include "dpv_lock.h"
 
 #include "dpv_driver.h"
@@ -16,6 +17,8 @@ extern int dpv_ethdev_logtype;
 #define PMD_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpv_ethdev_logtype, "dpverbs ethdev: " fmt "\n", ##__VA_ARGS__)
 
+#define RX_CKSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM | \
+		  RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
 #define HW_TX_OFFLOADS (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
 			RTE_ETH_TX_OFFLOAD_UDP_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_TSO)
 
@@ -44,17 +47,39 @@ struct dpv_port {
 	bool dma;                  /* a PCI device (a vdev does no DMA and filters no MAC) */
 	uint16_t max_segs;         /* mbuf segments a frame may have */
 	uint64_t tx_offloads;      /* enabled at configure time */
+	uint64_t rss_hf;           /* RSS on these (several receive queues), 0: none */
 	uint32_t mtu;
 	bool tso_gso;              /* rte_gso inside (net_tap) */
 	bool odd_segs_csum;        /* its L4 checksum is right over odd-length mbuf segments */
 	bool tso_ip_csum;          /* its TSO writes IPv4 header checksums (virtio: the host) */
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
+	bool no_flows;             /* its PMD refused an rte_flow rule: not asked again */
 };
+
+/* Receive rules as rte_flow rules (ethdev_flow.c): a pattern and its items' specs and
+ * masks, built from one rule. */
+struct dpv_eth_pattern {
+	struct rte_flow_item item[6];
+	struct rte_flow_item_eth eth, eth_m;
+	struct rte_flow_item_vlan vlan, vlan_m;
+	struct rte_flow_item_ipv4 ip4, ip4_m;
+	struct rte_flow_item_ipv6 ip6, ip6_m;
+	struct rte_flow_item_tcp tcp, tcp_m;
+	struct rte_flow_item_udp udp, udp_m;
+	int n;
+};
+
+/* @m as one rte_flow pattern; -EOPNOTSUPP for a rule one pattern cannot say. */
+int dpv__eth_flow_pattern(const struct dpv_flow_match *m, struct dpv_eth_pattern *p);
+int dpv__eth_flow_steer(struct dpv_port *port, const struct dpv_flow_match *m, uint16_t queue,
+			void **handle);
+void dpv__eth_flow_unsteer(struct dpv_port *port, void *handle);
 
 /* Bursts (ethdev_rxtx.c). */
 uint16_t dpv__eth_tx_burst(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
 uint16_t dpv__eth_tx_prepare(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
 void dpv__eth_tx_reap(struct dpv_txq *txq);
-uint16_t dpv__eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n);
+uint16_t dpv__eth_rx_burst(struct dpv_port *p, uint16_t queue, struct rte_mbuf **pkts,
+			  uint16_t n);
 
 #endif

@@ -1,6 +1,7 @@
-/* Bursts on ethdev queues. Every burst takes its queue's lock: a queue one user holds
- * alone becomes shared when users outnumber queues, and an unlocked burst already under way
- * would then race the new user's (an uncontended lock costs a few instructions per burst). */
+/* Bursts on ethdev queues. Every transmit burst takes its queue's lock: a queue one user
+ * holds alone becomes shared when users outnumber queues, and an unlocked burst already under
+ * way would then race the new user's (an uncontended lock costs a few instructions per burst).
+ * A receive queue is polled by one thread at a time: the layer above holds its lock. */
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -28,11 +29,8 @@ void dpv__eth_tx_reap(struct dpv_txq *q)
 	dpv__spinlock_unlock(&q->lock);
 }
 
-uint16_t dpv__eth_rx_burst(struct dpv_port *p, struct rte_mbuf **pkts, uint16_t n)
+uint16_t dpv__eth_rx_burst(struct dpv_port *p, uint16_t queue, struct rte_mbuf **pkts,
+			  uint16_t n)
 {
-	uint16_t got = 0;
-
-	for (uint16_t q = 0; q < p->nb_rxq && got < n; q++)
-		got += rte_eth_rx_burst(p->port_id, q, pkts + got, n - got);
-	return got;
+	return rte_eth_rx_burst(p->port_id, queue, pkts, n);
 }

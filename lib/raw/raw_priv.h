@@ -1,0 +1,75 @@
+/* RAW_PACKET's own declarations, shared by lib/raw's files only: the flow rules as ibv_create_flow
+ * made them (flow.c) and the steering table the receive path classifies frames with (steer.c).
+ * Internal functions: 0 or a negative errno. */
+#ifndef DPV_RAW_PRIV_H
+#define DPV_RAW_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "dpv_offload.h"
+#include "verbs_priv.h"
+
+/* QPs one frame may go to at most (SNIFFERs, DONT_TRAP rules and defaults together); the
+ * ones past it do not get the frame. */
+#define DPV_RX_FANOUT 16
+
+/* A rule on the device's list, by priority (equal priorities in the order they came; groups
+ * joined by ibv_attach_mcast first). */
+struct dpv_flow {
+	struct ibv_flow ibflow;
+	TAILQ_ENTRY(dpv_flow) next;
+	struct dpv_qp *qp;
+	bool mcast;                       /* made by ibv_attach_mcast */
+	union ibv_gid gid;
+	enum ibv_flow_attr_type type;
+	uint16_t priority;
+	bool dont_trap;
+	struct dpv_flow_match m;
+	/* steered in hardware to a receive queue of its QP's own (steer.c) */
+	void *hw;                         /* the driver's rule, NULL: none */
+	uint16_t hw_queue;
+	int hw_want;                      /* the queue it should go to, -1: none */
+};
+
+/* The QPs a frame goes to, in the order it is delivered to them; dup: a QP is there more
+ * than once (it gets the frame as many times). Never empty (no QP: NULL). */
+struct dpv_rx_set {
+	uint16_t n;
+	bool dup;
+	struct dpv_qp *const *qp;
+};
+
+/* A set made while classifying (rules tried one by one), with its room. */
+struct dpv_rx_set_buf {
+	struct dpv_rx_set set;
+	struct dpv_qp *room[DPV_RX_FANOUT];
+};
+
+/* What classifying a burst gives: the set of each frame, and the headers it parsed (the
+ * receive path reuses them for IBV_WC_IP_CSUM_OK). */
+struct dpv_rx_class {
+	const struct dpv_rx_set *to[DPV_RX_MAX];
+	struct dpv_hdr_info info[DPV_RX_MAX];
+	uint64_t parsed;                  /* bit i: info[i] is frame i's */
+	const struct dpv_rx_set *uniform; /* every frame's set, if they all have this one */
+	struct dpv_rx_set_buf built[DPV_RX_MAX];
+};
+
+/* Compile the device's rules into a new steering table, publish it, and free the one it
+ * replaces once no receive burst reads it any more; flows_mutex held. -ENOMEM leaves the
+ * previous table in place. */
+int dpv__steer_rebuild(struct dpv_device *dev);
+/* As dpv__steer_rebuild, for a change that must not fail (a rule going away): without memory
+ * for the new table, frames are given to nobody until the next change. */
+void dpv__steer_rebuild_nofail(struct dpv_device *dev);
+/* Classify @n frames of a burst of receive queue @queue with @dev's current table (that
+ * queue's lock held): bit i of @taken: frame i was consumed by another transport (only
+ * SNIFFERs see it). Returns how many frames no transport and no QP took. */
+unsigned int dpv__steer_classify(struct dpv_device *dev, uint16_t queue, struct rte_mbuf **frames,
+				 uint16_t n, uint64_t taken, struct dpv_rx_class *c);
+/* A rule leaves the list: its hardware rule goes too; flows_mutex held. */
+void dpv__steer_hw_drop(struct dpv_device *dev, struct dpv_flow *f);
+
+#endif

@@ -1,0 +1,57 @@
+#!/bin/sh
+# bench_recv_queues.sh DPV_BENCH: receive on one queue by one thread against two queues by two
+# threads, the flows of each queue to a QP of its own (a thread with its own context, CQ and
+# QP: dpv-bench -T). The port is net_pcap replaying a pcap file per receive queue from memory
+# (infinite_rx), each file the 64-byte UDP frames of 64 flows to one MAC: what RSS gives a
+# real port. Beside it dpdk-testpmd rxonly with as many queues and forwarding cores. Prints the
+# wall-clock rates (sums) and CPU ns per frame, medians of ROUNDS runs. On a machine with
+# fewer free cores than threads the two-thread figures say how the threads share, not how
+# they scale. Not a test: it never fails on a number.
+set -u
+bench=$1
+secs=${DPV_BENCH_SECONDS:-4}
+rounds=${DPV_BENCH_ROUNDS:-3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
+
+command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found"; exit 77; }
+# the pcap files: 64 UDP flows to 02:00:00:00:00:0a + queue (dpv-bench -T's rules)
+python3 - "$tmp" <<'PY'
+import struct, sys
+for q in range(2):
+    with open("%s/q%d.pcap" % (sys.argv[1], q), "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for i in range(64):
+            eth = bytes([2, 0, 0, 0, 0, 0x0a + q, 2, 0, 0, 0, 0, 1, 8, 0])
+            ip = bytes([0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 10 + q])
+            udp = struct.pack(">HHHH", 1000 + i, 9000, 26, 0)
+            frame = eth + ip + udp + bytes(18)
+            f.write(struct.pack("<IIII", 0, i, len(frame), len(frame)) + frame)
+PY
+vdev() {
+	v="net_pcap0"
+	for q in $(seq 0 $(($1 - 1))); do v="$v,rx_pcap=$tmp/q$q.pcap"; done
+	echo "$v,infinite_rx=1"
+}
+
+printf "%-34s %10s %12s\n" "64 B, queues = threads" "Mpps" "CPU ns/frame"
+for n in 1 2; do
+	: > "$tmp/d"; : > "$tmp/dc"; : > "$tmp/t"
+	for r in $(seq "$rounds"); do
+		DPV_EAL_ARGS="--vdev=$(vdev $n) -l 0-1 --log-level=lib.eal:error" \
+			"$bench" -m recv -T "$n" -t "$secs" 2>/dev/null > "$tmp/out"
+		awk '/^Mpps/ {print $2}' "$tmp/out" | tail -n +2 | median >> "$tmp/d"
+		awk '/^cpu-ns/ {print $2}' "$tmp/out" >> "$tmp/dc"
+		timeout -s INT $((secs + 2)) dpdk-testpmd --lcores="0@0,1@0,2@1" --no-pci \
+			--vdev="$(vdev $n)" --in-memory --file-prefix=dpv-bench-q-$$ \
+			--log-level=lib.eal:error -- --forward-mode=rxonly --rxq="$n" --txq="$n" \
+			--nb-cores="$n" --stats-period=1 --auto-start --no-lsc-interrupt 2>/dev/null |
+			awk '/Rx-pps:/ {n++; if (n > 1) printf "%.3f\n", $2 / 1e6}' | median >> "$tmp/t"
+		rm -rf "/var/run/dpdk/dpv-bench-q-$$"
+	done
+	printf "%-34s %10s %12s\n" "dpverbs, $n queue(s), $n thread(s)" "$(median < "$tmp/d")" \
+		"$(median < "$tmp/dc")"
+	printf "%-34s %10s %12s\n" "testpmd rxonly, $n queue(s), $n core(s)" "$(median < "$tmp/t")" "-"
+done

@@ -1,0 +1,95 @@
+#!/bin/sh
+# rdma-core's pingpongs, Debian's binaries unmodified, in the modes the other compat tests do
+# not run, between two dpverbs processes through dpv-run on the ends of a veth pair of this
+# run's own (net_af_packet), GID index 1 (RoCE v2 over IPv4: ARP resolves the peer), QP
+# numbers exchanged over TCP on 127.0.0.1, every byte received checked (-c):
+# - ibv_uc_pingpong: UC QPs (no ACKs), 4096-byte SENDs of four packets each;
+# - -e with ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong: each waits in
+#   ibv_get_cq_event, acks with ibv_ack_cq_events and re-arms with ibv_req_notify_cq;
+# - ibv_rc_pingpong -t (ibv_create_cq_ex with completion timestamps, ibv_start_poll /
+#   ibv_next_poll / ibv_wc_read_completion_ts), -N (ibv_qp_ex: ibv_wr_start / ibv_wr_send /
+#   ibv_wr_set_sge / ibv_wr_complete), and the three together: -t -e takes an event without
+#   a completion behind it as an error (ENOENT from ibv_start_poll), so a stale event must
+#   never reach it (doc/compat.md);
+# - the options of device features dpverbs lacks, one process each on net_null: -o, -O and
+#   -o -P (on-demand paging) and -j (device memory) must fail as rdma-core's tools fail on a
+#   device without them (rxe): exit 1 with rc_pingpong's own message.
+set -u
+run=$1
+pass=0; fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+for t in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong; do
+	command -v $t > /dev/null || { echo "$t missing (ibverbs-utils)"; exit 77; }
+done
+a=dpvma$$; b=dpvmb$$
+dir=$(mktemp -d)
+srv=
+cleanup() {
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	wait 2>/dev/null
+	ip link del "$a" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+ip link add "$a" type veth peer name "$b" || exit 1
+for i in "$a" "$b"; do
+	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
+	ip link set "$i" up
+done
+printf 'port_addr = net_af_packet0 10.76.0.1\n' > "$dir/a.conf"
+printf 'port_addr = net_af_packet0 10.76.0.2\n' > "$dir/b.conf"
+quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
+if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi
+port=$((21000 + $$ % 10000))
+n=0
+# pair NAME TOOL OPTIONS...: server and client, both must exit 0 after 50 iterations
+pair() {
+	name=$1; tool=$2; shift 2
+	n=$((n + 1)); port=$((port + 1))
+	args="-d dpv_net_af_packet0 -g 1 -n 50 -c -p $port $*"
+	DPV_CONFIG=$dir/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a -l 0 $quiet" \
+		timeout 60 "$run" $tool $args > "$dir/srv$n" 2>&1 &
+	srv=$!
+	sleep 2
+	DPV_CONFIG=$dir/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$b -l $ccpu $quiet" \
+		timeout 60 "$run" $tool $args 127.0.0.1 > "$dir/cli$n" 2>&1
+	crc=$?
+	wait "$srv"
+	src=$?
+	srv=
+	check "$name: client exits 0" "[ $crc -eq 0 ]"
+	check "$name: server exits 0" "[ $src -eq 0 ]"
+	check "$name: client: 50 iterations" "grep -q '^50 iters in' '$dir/cli$n'"
+	check "$name: server: 50 iterations" "grep -q '^50 iters in' '$dir/srv$n'"
+	grep -h -a 'iters in' "$dir/cli$n" | sed "s/^/$name: /"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] || { echo "--- server"; cat -v "$dir/srv$n";
+		echo "--- client"; cat -v "$dir/cli$n"; }
+	last=$n
+}
+pair "uc" ibv_uc_pingpong
+check "uc: RoCE v2 IPv4 GIDs on both sides" \
+	"grep -q 'local address:.*GID ::ffff:10.76.0.2' '$dir/cli$last' && grep -q 'remote address:.*GID ::ffff:10.76.0.1' '$dir/cli$last'"
+pair "uc -e" ibv_uc_pingpong -e
+pair "rc -e" ibv_rc_pingpong -e
+pair "ud -e" ibv_ud_pingpong -e
+pair "rc -t" ibv_rc_pingpong -t
+check "rc -t: receive completion timestamps" \
+	"grep -Eq '^Average receive completion clock cycles = [0-9]' '$dir/cli$last'"
+pair "rc -N" ibv_rc_pingpong -N
+pair "rc -t -N -e" ibv_rc_pingpong -t -N -e
+# device features dpverbs does not have: refused before any connection, as on rxe
+refuse() {
+	name=$1; msg=$2; shift 2
+	DPV_EAL_ARGS="--vdev=net_null0 $quiet" timeout 60 "$run" ibv_rc_pingpong -d dpv_net_null0 \
+		"$@" > "$dir/refuse" 2>&1
+	rc=$?
+	check "$name: exits 1" "[ $rc -eq 1 ]"
+	check "$name: '$msg'" "grep -q \"$msg\" '$dir/refuse'"
+	[ $rc -eq 1 ] || cat -v "$dir/refuse"
+}
+refuse "rc -o" "The device isn't ODP capable" -o
+refuse "rc -O" "The device isn't ODP capable" -O
+refuse "rc -o -P" "The device isn't ODP capable" -o -P
+refuse "rc -j" "Device doesn't support dm allocation" -j
+echo "pingpong_modes: $pass checks passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,18 @@
+#!/bin/sh
+# run_mw_veth.sh PROGRAM: test_mw_wire between two processes, each with net_af_packet on one
+# end of a veth pair of this run's own (IPv6 off on both ends, so that the kernel sends nothing
+# of its own into the test's traffic). The pair is removed afterwards.
+set -u
+prog=$1
+a=dpvma$$
+b=dpvmb$$
+cleanup() {
+	ip link del "$a" 2>/dev/null
+}
+trap cleanup EXIT
+ip link add "$a" type veth peer name "$b" || exit 1
+for i in "$a" "$b"; do
+	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
+	ip link set "$i" up
+done
+DPV_MW_IFACE_A=$a DPV_MW_IFACE_B=$b timeout 100 "$prog"
