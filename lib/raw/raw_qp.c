@@ -10,8 +10,6 @@
 
 static int raw_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 {
-	if (a->srq != NULL)
-		return -EOPNOTSUPP;
 	qp->lim.ip_csum = true;           /* IBV_DEVICE_RAW_IP_CSUM */
 	qp->lim.frame_sends = true;       /* a SEND is the whole frame */
 	qp->fast_sge = RTE_MIN(qp->lim.max_send_sge, 4u);

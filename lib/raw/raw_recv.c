@@ -6,7 +6,8 @@
  * write access, when the frame lands, as hardware checks), its completions written into its CQ
  * under one CQ lock. Completions IBV_WC_RECV with byte_len and IBV_WC_IP_CSUM_OK. A frame
  * larger than the WQE: IBV_WC_LOC_LEN_ERR; an SGE outside its MR: IBV_WC_LOC_PROT_ERR; either
- * moves the QP to ERR. No WQE: dropped, counted. A QP gets its frames in the order they came;
+ * moves the QP to ERR. A QP with an SRQ takes a WQE from it for each frame that finds its own
+ * ring empty (dpv__srq_take). No WQE: dropped, counted. A QP gets its frames in the order they came;
  * completions of different QPs on one CQ come QP by QP within a burst. */
 #include <string.h>
 
@@ -137,8 +138,12 @@ static void qp_place(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask, struc
 		uint32_t slot = tail & ring, len = rte_pktmbuf_pkt_len(frame);
 
 		if (tail == head) {
-			dpv__count(&b->q->no_wqe, 1);
-			continue;
+			/* a QP with an SRQ takes the SRQ's oldest WQE into its own ring */
+			if (qp->srq == NULL || dpv__srq_take(qp, qp->srq) != 0) {
+				dpv__count(&b->q->no_wqe, 1);
+				continue;
+			}
+			head = rq->head;
 		}
 		t->err = place(qp, &wqe[slot], &sges[(size_t)slot * max_sge], frame, len, &t->va[n],
 			       &mr);

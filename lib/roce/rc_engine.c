@@ -138,7 +138,7 @@ void dpv__rc_hdrs_init(const struct dpv_rc *rc, struct dpv_roce_hdrs *h, uint8_t
 		       uint32_t psn)
 {
 	memset(h, 0, sizeof(*h));
-	h->bth.opcode = opcode;
+	h->bth.opcode = opcode | (rc->cfg.xrc ? DPV_ROCE_XRC : 0);   /* RC's are 0x00-0x1F */
 	h->bth.pkey = rc->cfg.pkey;
 	h->bth.dqpn = rc->cfg.dest_qpn;
 	h->bth.psn = psn & DPV_ROCE_PSN_MASK;
@@ -233,7 +233,7 @@ void dpv__rc_rx(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uint8_t 
 		uint32_t len, uint64_t now)
 {
 	const struct dpv_roce_opinfo *op = dpv__roce_opinfo(h->bth.opcode);
-	uint8_t transport = rc->cfg.uc ? DPV_ROCE_UC : DPV_ROCE_RC;
+	uint8_t transport = rc->cfg.uc ? DPV_ROCE_UC : rc->cfg.xrc ? DPV_ROCE_XRC : DPV_ROCE_RC;
 
 	if (rc->err || op->name == NULL || (h->bth.opcode & 0xE0) != transport ||
 	    (h->bth.dqpn & DPV_ROCE_QPN_MASK) != rc->cfg.qpn ||

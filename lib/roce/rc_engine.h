@@ -99,10 +99,12 @@ struct dpv_rc_send_wr {
 	uint32_t inv_rkey;	/* SEND_INV: the peer's key to invalidate */
 	uint64_t compare_add;	/* CMP_SWP: the compare value; FETCH_ADD: the addend */
 	uint64_t swap;		/* CMP_SWP */
+	uint32_t xrc_srqn;	/* XRC: the XRCETH of its requests, the SRQ it lands in */
 };
 
 struct dpv_rc_config {
 	bool uc;			/* UC: no ACKs, no READ/atomics, a lost packet drops its message */
+	bool xrc;			/* XRC: RC with the XRC opcodes, an XRCETH on requests */
 	uint32_t mtu;			/* path MTU in bytes: 256, 512, 1024, 2048 or 4096 */
 	uint32_t qpn, dest_qpn;		/* 24 bits */
 	uint32_t sq_psn, rq_psn;	/* 24 bits */
@@ -285,6 +287,16 @@ int dpv__rc_post_send(struct dpv_rc *rc, const struct dpv_rc_send_wr *wr, uint64
 /* Queue a receive WQE of @length bytes. -ENOMEM when max_recv_wr are posted. In ERR it is
  * accepted and flushed at once. */
 int dpv__rc_post_recv(struct dpv_rc *rc, uint64_t handle, uint32_t length);
+
+/* Would the responder, given packet @h now, need a receive WQE it has none of? (A SEND that
+ * starts a message, or the end of an RDMA WRITE with immediate, at the PSN it expects.) For a
+ * caller that hands out receive WQEs only when needed (a shared receive queue). */
+bool dpv__rc_resp_wants_wqe(const struct dpv_rc *rc, const struct dpv_roce_hdrs *h);
+
+/* The responder refuses request @h (an XRC request naming an SRQ outside the receiving QP's
+ * XRC domain, found by the caller): at the expected PSN, the invalid request NAK and ERR
+ * (a class C error), as an opcode the QP may not take; otherwise as dpv__rc_rx would. */
+void dpv__rc_resp_reject(struct dpv_rc *rc, const struct dpv_roce_hdrs *h);
 
 /* A received packet for this QP: @h decoded by dpv__roce_hdrs_decode and its ICRC checked,
  * @payload the @len bytes after the headers (pad excluded). Anything is accepted: what the

@@ -386,6 +386,7 @@ static void engine_wr(const struct ibv_send_wr *wr, uint64_t handle, uint64_t le
 		.inv_rkey = wr->invalidate_rkey,
 		.compare_add = wr->wr.atomic.compare_add,
 		.swap = wr->wr.atomic.swap,
+		.xrc_srqn = wr->qp_type.xrc.remote_srqn & DPV_ROCE_QPN_MASK,
 	};
 }
 
@@ -492,24 +493,86 @@ int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 	return rc;
 }
 
+void dpv__rc_xrc_unbind(struct dpv_qp *qp, bool force)
+{
+	if (qp->type != IBV_QPT_XRC_RECV || qp->srq == NULL ||
+	    (!force && qp->rq.head != qp->rq.tail))
+		return;
+	/* the SRQ's CQ stays attached to the SRQ, which cannot go while a QP is bound to it */
+	__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	qp->srq = NULL;
+	qp->pd = NULL;
+	qp->rcq = NULL;
+}
+
+/* XRC_RECV: the XRC SRQ request @fr names, if it is in the QP's XRC domain, becomes the QP's
+ * for the message the request belongs to: its WQEs, its PD for every memory check, its CQ
+ * for the completion (mlx5's XRC target takes all three from the SRQ). A QP holding a WQE of
+ * one SRQ refuses a request naming another. False: refuse it. */
+static bool xrc_bind(struct dpv_qp *qp, const struct dpv_roce_frame *fr)
+{
+	struct dpv_srq *srq = dpv__xrc_srq_lookup(qp->ctx->dev, fr->h.xrceth.srqn);
+
+	if (srq == NULL || !dpv__xrcd_same(srq->xrcd, qp->xrcd) || srq->ctx != qp->ctx)
+		return false;
+	if (qp->srq == srq)
+		return true;
+	if (qp->rq.head != qp->rq.tail)
+		return false;
+	dpv__rc_xrc_unbind(qp, false);
+	__atomic_fetch_add(&srq->users, 1, __ATOMIC_ACQUIRE);
+	qp->srq = srq;
+	qp->pd = srq->pd;
+	qp->rcq = srq->cq;
+	return true;
+}
+
+/* Which transport's opcodes a QP takes, and whether it answers requests (XRC_SEND does not)
+ * or responses (XRC_RECV does not). */
+static bool opcode_ok(const struct dpv_qp *qp, uint8_t opcode)
+{
+	bool req = dpv__roce_opinfo(opcode)->flags & DPV_ROCE_F_REQ;
+
+	switch (qp->type) {
+	case IBV_QPT_UC:
+		return (opcode & 0xE0) == DPV_ROCE_UC;
+	case IBV_QPT_XRC_SEND:
+		return (opcode & 0xE0) == DPV_ROCE_XRC && !req;
+	case IBV_QPT_XRC_RECV:
+		return (opcode & 0xE0) == DPV_ROCE_XRC && req;
+	default:
+		return (opcode & 0xE0) == DPV_ROCE_RC;
+	}
+}
+
 enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
 			       const struct dpv_roce_frame *fr)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 	enum ibv_qp_state s = dpv__qp_state(qp);
-	uint8_t transport = qp->type == IBV_QPT_UC ? DPV_ROCE_UC : DPV_ROCE_RC;
 
 	if (rq == NULL || !rq->eng_on || s == IBV_QPS_RESET || s == IBV_QPS_INIT ||
 	    s == IBV_QPS_ERR)
 		return DPV_UD_RX_NO_QP;
-	if ((fr->h.bth.opcode & 0xE0) != transport)
+	if (!opcode_ok(qp, fr->h.bth.opcode))
 		return DPV_UD_RX_BAD_OPCODE;
 	/* from the peer only (as rxe's check_addr): the engine sees no addresses */
 	if (memcmp(fr->sgid, rq->av.path.dgid, 16) != 0 ||
 	    memcmp(fr->dgid, rq->av.path.sgid, 16) != 0)
 		return DPV_UD_RX_NO_QP;
+	if (qp->type == IBV_QPT_XRC_RECV && !xrc_bind(qp, fr)) {
+		dpv__rc_resp_reject(&rq->eng, &fr->h);   /* XRC domain violation: invalid request */
+		dpv__rc_after(qp);
+		dpv__rc_xrc_unbind(qp, false);
+		return DPV_UD_RX_DELIVERED;
+	}
+	/* with an SRQ: a WQE from there when this packet starts a message that needs one */
+	if (qp->srq != NULL && qp->rq.head == qp->rq.tail &&
+	    dpv__rc_resp_wants_wqe(&rq->eng, &fr->h))
+		dpv__srq_take(qp, qp->srq);
 	dpv__rc_feed_rq(qp);
 	dpv__rc_rx(&rq->eng, &fr->h, f + fr->payload_off, fr->payload_len, dpv__rc_now());
 	dpv__rc_after(qp);
+	dpv__rc_xrc_unbind(qp, false);
 	return DPV_UD_RX_DELIVERED;
 }

@@ -129,8 +129,6 @@ static int rc_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	size_t slots = qp->sq.size;
 	int rc;
 
-	if (a->srq != NULL)
-		return -EOPNOTSUPP;              /* no SRQs yet */
 	rc = dpv__device_loop_init(qp->ctx->dev);
 	if (rc != 0)
 		return rc;
@@ -335,6 +333,7 @@ static void engine_config(struct dpv_qp *qp, struct dpv_rc_config *c)
 
 	*c = (struct dpv_rc_config){
 		.uc = qp->type == IBV_QPT_UC,
+		.xrc = qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV,
 		.mtu = dpv__roce_mtu_bytes(RTE_MIN((int)k->path_mtu, port_mtu)),
 		.qpn = qp->ibqp.qp_num,
 		.dest_qpn = k->dest_qp_num,
@@ -408,6 +407,7 @@ static void rc_flush(struct dpv_qp *qp)
 	flush_unreleased(qp);
 	dpv__sq_complete(qp);
 	dpv__rc_timer_update(qp);
+	dpv__rc_xrc_unbind(qp, false);   /* XRC_RECV: the WQE it held is flushed */
 }
 
 static bool rc_reset(struct dpv_qp *qp)
@@ -420,6 +420,7 @@ static bool rc_reset(struct dpv_qp *qp)
 		rq->eng_on = false;
 	}
 	rq->failed = false;
+	dpv__rc_xrc_unbind(qp, true);    /* what it held is forgotten */
 	dpv__rc_timer_update(qp);
 	for (uint32_t i = qp->sq.done; i != qp->sq.sent; i++)
 		dpv__wqe_put_mrs(&qp->sq.wqe[i & qp->sq.mask]);

@@ -97,6 +97,7 @@ static void build(struct dpv_rc *rc, const struct dpv_rc_swqe *w, struct dpv_roc
 	seg = first && *last ? 0 : first ? 1 : *last ? 3 : 2;
 	dpv__rc_hdrs_init(rc, h, seg_opcode[wr->opcode][wr_is_rd_atomic(wr->opcode) ? 0 : seg] |
 			  (rc->cfg.uc ? DPV_ROCE_UC : DPV_ROCE_RC), rc->req.psn);
+	h->xrceth.srqn = wr->xrc_srqn;   /* written only for XRC opcodes */
 	*pl = (struct dpv_rc_payload){ .src = DPV_RC_PAYLOAD_NONE };
 	switch (wr->opcode) {
 	case DPV_RC_WR_READ:

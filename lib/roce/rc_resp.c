@@ -462,6 +462,28 @@ static void uc_rx(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uint8_
 	execute(rc, h, payload, len);
 }
 
+bool dpv__rc_resp_wants_wqe(const struct dpv_rc *rc, const struct dpv_roce_hdrs *h)
+{
+	const struct dpv_roce_opinfo *op = dpv__roce_opinfo(h->bth.opcode);
+	int32_t d = dpv__psn_diff(h->bth.psn, rc->resp.psn);
+
+	if (rc->err || rc->rq_head != rc->rq_tail || op->name == NULL || rc->resp.rd != NULL ||
+	    d < 0 || (d > 0 && !rc->cfg.uc))
+		return false;
+	if (op->flags & F(SEND))
+		return (op->flags & F(FIRST)) != 0;
+	return (op->flags & F(WRITE)) && (op->flags & F(IMM)) && (op->flags & F(LAST));
+}
+
+void dpv__rc_resp_reject(struct dpv_rc *rc, const struct dpv_roce_hdrs *h)
+{
+	if (rc->err || rc->resp.rd != NULL || dpv__psn_diff(h->bth.psn, rc->resp.psn) != 0) {
+		rc->stats.dropped++;	/* a duplicate or a gap: as the PSN checks would */
+		return;
+	}
+	fail(rc, INV_REQ, h->bth.psn);
+}
+
 void dpv__rc_resp_rx(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uint8_t *payload,
 		     uint32_t len)
 {

@@ -38,6 +38,9 @@ static inline struct dpv_rc_qp *to_rcqp(struct dpv_qp *qp)
 uint64_t dpv__rc_now(void);
 
 /* rc_glue.c */
+/* XRC_RECV: let go of the SRQ of the last message (its users count, CQ, PD) unless it still
+ * holds one of its WQEs (@force: even then, RESET); QP lock held. */
+void dpv__rc_xrc_unbind(struct dpv_qp *qp, bool force);
 extern const struct dpv_rc_ops dpv_rc_glue_ops;
 int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);

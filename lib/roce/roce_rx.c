@@ -136,12 +136,13 @@ static void dispatch(struct rx_state *st, const uint8_t *f, uint32_t len)
 		return;
 	}
 	qp = dpv__qpn_lookup(dev, fr.h.bth.dqpn);
-	if (qp == NULL) {
+	if (qp == NULL || qp == dpv_ctl_qp) {   /* none, or being modified by this thread */
 		dev->roce_cnt.rx_no_qp++;
 		return;
 	}
 	hold(st, qp);
-	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC)
+	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_SEND ||
+	    qp->type == IBV_QPT_XRC_RECV)
 		count(dev, dpv__rc_deliver(qp, f, &fr));
 	else
 		count(dev, dpv__ud_deliver(qp, f, &fr, &st->batch));

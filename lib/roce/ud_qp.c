@@ -29,8 +29,6 @@ static int ud_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	struct dpv_ud_qp *ud;
 	int rc;
 
-	if (a->srq != NULL)
-		return -EOPNOTSUPP;
 	rc = dpv__device_loop_init(qp->ctx->dev);
 	if (rc != 0)
 		return rc;

@@ -75,7 +75,7 @@ enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
 		return DPV_UD_RX_BAD_OPCODE;
 	if (fr->h.deth.qkey != qp->qkey)
 		return DPV_UD_RX_BAD_QKEY;
-	if (rq->tail == rq->head) {
+	if (!dpv__rq_ready(qp)) {       /* its own WQE, or one from its SRQ */
 		qp->ctx->dev->rx_no_wqe++;
 		return DPV_UD_RX_DELIVERED;
 	}

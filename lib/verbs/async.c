@@ -124,6 +124,9 @@ DPV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 	case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
 		__atomic_fetch_add(&event->element.qp->events_completed, 1, __ATOMIC_RELEASE);
 		break;
+	case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
+		__atomic_fetch_add(&event->element.srq->events_completed, 1, __ATOMIC_RELEASE);
+		break;
 	default:
 		break;
 	}

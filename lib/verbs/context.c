@@ -37,14 +37,6 @@ UNSUP_INT(unsup_destroy_wq, struct ibv_wq *wq)
 UNSUP_INT(unsup_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *attr)
 UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ibv_wq_init_attr *a)
 UNSUP_PTR(struct ibv_qp, unsup_open_qp, struct ibv_context *context, struct ibv_qp_open_attr *a)
-UNSUP_INT(unsup_get_srq_num, struct ibv_srq *srq, uint32_t *srq_num)
-UNSUP_PTR(struct ibv_srq, unsup_create_srq_ex, struct ibv_context *context,
-	  struct ibv_srq_init_attr_ex *attr)
-UNSUP_PTR(struct ibv_xrcd, unsup_open_xrcd, struct ibv_context *context,
-	  struct ibv_xrcd_init_attr *attr)
-UNSUP_INT(unsup_close_xrcd, struct ibv_xrcd *xrcd)
-UNSUP_INT(unsup_post_srq_recv, struct ibv_srq *srq, struct ibv_recv_wr *wr,
-	  struct ibv_recv_wr **bad_wr)
 UNSUP_INT(unsup_compat_query_device, struct ibv_context *context, struct ibv_device_attr *attr)
 UNSUP_INT(unsup_compat_query_port, struct ibv_context *context, uint8_t port,
 	  struct _compat_ibv_port_attr *attr)
@@ -71,7 +63,7 @@ void dpv__context_ops_init(struct verbs_context *v)
 	o->dealloc_mw = dpv_dealloc_mw;
 	o->poll_cq = dpv_poll_cq;
 	o->req_notify_cq = dpv_req_notify_cq;
-	o->post_srq_recv = unsup_post_srq_recv;
+	o->post_srq_recv = dpv_post_srq_recv;
 	o->post_send = dpv_post_send;
 	o->post_recv = dpv_post_recv;
 
@@ -108,8 +100,8 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->ABI_placeholder1 = unsup_placeholder;
 	v->open_qp = unsup_open_qp;
 	v->create_qp_ex = dpv_create_qp_ex;
-	v->get_srq_num = unsup_get_srq_num;
-	v->create_srq_ex = unsup_create_srq_ex;
-	v->open_xrcd = unsup_open_xrcd;
-	v->close_xrcd = unsup_close_xrcd;
+	v->get_srq_num = dpv_get_srq_num;
+	v->create_srq_ex = dpv_create_srq_ex;
+	v->open_xrcd = dpv_open_xrcd;
+	v->close_xrcd = dpv_close_xrcd;
 }

@@ -186,10 +186,11 @@ static unsigned int release_tds(struct dpv_context *ctx)
 
 void dpv__context_release(struct dpv_context *ctx)
 {
-	unsigned int flows, qps, ahs, mrs, cqs, chans, pds, tds;
+	unsigned int flows, qps, srqs, ahs, mrs, cqs, chans, pds, tds;
 
 	flows = release_flows(ctx);
 	qps = release_qps(ctx);
+	srqs = dpv__release_srqs(ctx) + dpv__release_xrcds(ctx);   /* after their QPs */
 	ahs = release_ahs(ctx);
 	dpv__mw_release_all(ctx);          /* they hold MRs */
 	mrs = release_mrs(ctx);
@@ -197,10 +198,11 @@ void dpv__context_release(struct dpv_context *ctx)
 	chans = release_channels(ctx);
 	pds = release_pds(ctx);
 	tds = release_tds(ctx);
-	if (flows + qps + ahs + mrs + cqs + chans + pds + tds != 0)
+	if (flows + qps + srqs + ahs + mrs + cqs + chans + pds + tds != 0)
 		VERBS_LOG(DEBUG, "ibv_close_device(%s): the application left %u flows, %u QPs, "
+			  "%u SRQs and XRC domains, "
 			  "%u AHs, %u MRs, %u CQs, %u completion channels, %u PDs and %u TDs: "
-			  "destroyed", ctx->dev->ibdev.name, flows, qps, ahs, mrs, cqs, chans, pds,
+			  "destroyed", ctx->dev->ibdev.name, flows, qps, srqs, ahs, mrs, cqs, chans, pds,
 			  tds);
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->nb_pd || ctx->nb_cq || ctx->nb_qp || ctx->nb_channel || ctx->nb_td)
@@ -214,4 +216,6 @@ void dpv__context_release(struct dpv_context *ctx)
 	free(ctx->flows.obj);
 	free(ctx->channels.obj);
 	free(ctx->ahs.obj);
+	free(ctx->srqs.obj);
+	free(ctx->xrcds.obj);
 }

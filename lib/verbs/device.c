@@ -390,8 +390,12 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = (dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0) |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+				IBV_DEVICE_XRC | IBV_DEVICE_MEM_WINDOW |
+				IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = 30;
+	a->max_srq = 65536;
+	a->max_srq_wr = (int)cfg->max_qp_wr;
+	a->max_srq_sge = 30;
 	a->max_cq = 65536;
 	a->max_cqe = (int)cfg->max_cqe;
 	a->max_mr = (int)cfg->max_mr;

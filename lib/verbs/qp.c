@@ -12,6 +12,7 @@
 #define MAX_TSO_HEADER_LIMIT 512
 
 bool dpv_cycles_on;
+__thread struct dpv_qp *dpv_ctl_qp;
 
 /* Destroyed QPs whose port still held sent buffers: their SQ stays (the buffers' callbacks
  * write into it) until the ports are closed at exit. */
@@ -37,6 +38,8 @@ static const struct dpv_transport_ops *const transports[] = {
 	[IBV_QPT_UC] = &dpv_rc_transport,
 	[IBV_QPT_UD] = &dpv_ud_transport,
 	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
+	[IBV_QPT_XRC_SEND] = &dpv_rc_transport,
+	[IBV_QPT_XRC_RECV] = &dpv_rc_transport,
 };
 
 /* The transports a received burst is offered to, in order: ARP and IPv6 ND for a port with
@@ -51,21 +54,47 @@ const struct dpv_transport_ops *const dpv_rx_transports[] = {
 			 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH | \
 			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
+/* XRC_RECV: an XRC domain, no PD, no CQs, no queues; XRC_SEND: no receive side. */
+static int check_xrc_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a)
+{
+	bool tgt = a->qp_type == IBV_QPT_XRC_RECV;
+
+	if (tgt != !!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) ||
+	    (tgt && (a->xrcd == NULL || a->xrcd->context != &ctx->vctx.context)))
+		return -EINVAL;
+	if (!tgt && (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL ||
+		     a->pd->context != &ctx->vctx.context))
+		return -EINVAL;
+	if (a->srq != NULL || (!tgt && (a->send_cq == NULL ||
+					a->send_cq->context != &ctx->vctx.context)))
+		return -EINVAL;
+	return 0;
+}
+
 static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a)
 {
 	const struct dpv_config *cfg = dpv__config();
+	bool xrc = a->qp_type == IBV_QPT_XRC_SEND || a->qp_type == IBV_QPT_XRC_RECV;
+	int rc;
 
-	if (a->comp_mask & ~(uint32_t)KNOWN_COMP_MASK || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    a->pd == NULL || a->pd->context != &ctx->vctx.context)
+	if (a->comp_mask & ~(uint32_t)KNOWN_COMP_MASK)
 		return -EINVAL;
-	if (a->comp_mask & (IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_IND_TABLE |
-			    IBV_QP_INIT_ATTR_RX_HASH) ||
+	if (!xrc && (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL ||
+		     a->pd->context != &ctx->vctx.context || (a->comp_mask & IBV_QP_INIT_ATTR_XRCD)))
+		return -EINVAL;
+	if (a->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return -EOPNOTSUPP;
 	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
-		return -EOPNOTSUPP;          /* XRC, DRIVER: not (see doc/semantics.md) */
-	if (a->send_cq == NULL || a->recv_cq == NULL ||
-	    a->send_cq->context != &ctx->vctx.context || a->recv_cq->context != &ctx->vctx.context)
+		return -EOPNOTSUPP;          /* DRIVER: not (see doc/semantics.md) */
+	if (xrc && (rc = check_xrc_attr(ctx, a)) != 0)
+		return rc;
+	if (!xrc && a->srq != NULL && (a->srq->context != &ctx->vctx.context ||
+			       to_dsrq(a->srq)->type != IBV_SRQT_BASIC))
+		return -EINVAL;
+	if (!xrc && (a->send_cq == NULL || a->recv_cq == NULL ||
+		     a->send_cq->context != &ctx->vctx.context ||
+		     a->recv_cq->context != &ctx->vctx.context))
 		return -EINVAL;
 	if (a->cap.max_send_wr > cfg->max_qp_wr || a->cap.max_recv_wr > cfg->max_qp_wr ||
 	    a->cap.max_send_sge > MAX_SGE || a->cap.max_recv_sge > MAX_SGE ||
@@ -75,6 +104,23 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 	    a->max_tso_header > MAX_TSO_HEADER_LIMIT)
 		return -EINVAL;
 	return 0;
+}
+
+/* The QP's own receive ring; with an SRQ, a few slots for the WQEs it takes from there (one
+ * per message being received: UD takes one at a time, RC/UC one per SEND under way, RAW one
+ * per frame of a burst, DPV_RX_MAX), with the SRQ's scatter entries. */
+static int rq_init(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
+{
+	struct dpv_srq *srq = to_dsrq(a->srq);
+
+	if (a->qp_type == IBV_QPT_XRC_RECV)       /* WQEs of the SRQs its requests name */
+		return dpv__rq_init(&qp->rq, 4, MAX_SGE);
+	if (srq == NULL)
+		return dpv__rq_init(&qp->rq, a->cap.max_recv_wr, RTE_MAX(a->cap.max_recv_sge, 1u));
+	qp->srq = srq;
+	/* RAW takes a burst's frames before it completes any: room for a whole burst */
+	return dpv__rq_init(&qp->rq, a->qp_type == IBV_QPT_RAW_PACKET ? DPV_RX_MAX : 4,
+			    srq->rq.max_sge);
 }
 
 static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
@@ -99,15 +145,19 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
-	pd = to_dpd(a->pd);
+	pd = a->qp_type == IBV_QPT_XRC_RECV ? NULL : to_dpd(a->pd);   /* XRC_RECV: the SRQs' */
 	qp = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*qp), RTE_CACHE_LINE_SIZE));
 	if (qp != NULL)
 		memset(qp, 0, sizeof(*qp));
 	if (qp == NULL)
 		return dpv__fail_ptr(-ENOMEM);
 	qp->ctx = ctx;
-	qp->pd = dpv__pd_base(pd);
-	qp->lockless = pd->td != NULL;
+	qp->pd = pd != NULL ? dpv__pd_base(pd) : NULL;
+	qp->lockless = pd != NULL && pd->td != NULL;
+	if (a->qp_type == IBV_QPT_XRC_RECV) {
+		qp->xrcd = to_dxrcd(a->xrcd);
+		a->cap = (struct ibv_qp_cap){ 0 };      /* no queue of its own to post to */
+	}
 	dpv__spinlock_init(&qp->lock);
 	dpv__spinlock_init(&qp->svc_lock);
 	qp->service = dpv__config()->progress == DPV_PROGRESS_SERVICE &&
@@ -117,8 +167,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	rc = dpv__sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
-	if (rc == 0 && (rc = dpv__rq_init(&qp->rq, a->cap.max_recv_wr,
-					 RTE_MAX(a->cap.max_recv_sge, 1u))) != 0)
+	if (rc == 0 && (rc = rq_init(qp, a)) != 0)
 		dpv__sq_fini(qp);
 	if (rc != 0) {
 		free(qp);
@@ -127,8 +176,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	/* Written back as verbs does: the SQ may hold more than asked. */
 	a->cap.max_send_wr = qp->sq.max_wr;
 	a->cap.max_send_sge = RTE_MAX(a->cap.max_send_sge, 1u);
-	a->cap.max_recv_wr = qp->rq.max_wr;
-	a->cap.max_recv_sge = RTE_MAX(a->cap.max_recv_sge, 1u);
+	a->cap.max_recv_wr = qp->srq != NULL ? 0 : qp->rq.max_wr;
+	a->cap.max_recv_sge = qp->srq != NULL ? 0 : RTE_MAX(a->cap.max_recv_sge, 1u);
 	qp->cap = a->cap;
 	qp_limits(qp, a);
 	qp->scq = to_dcq(a->send_cq);
@@ -154,21 +203,29 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		return dpv__fail_ptr(rc);
 	}
 	qp->ibqp = (struct ibv_qp){
-		.context = context, .qp_context = a->qp_context, .pd = a->pd,
-		.send_cq = a->send_cq, .recv_cq = a->recv_cq,
+		.context = context, .qp_context = a->qp_context, .pd = pd != NULL ? a->pd : NULL,
+		.send_cq = a->send_cq, .recv_cq = a->recv_cq, .srq = a->srq,
 		.qp_num = (uint32_t)qpn,
 		.state = IBV_QPS_RESET, .qp_type = a->qp_type,
 	};
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	dpv__cq_attach_qp(qp->scq);
-	if (qp->rcq != qp->scq)
+	if (qp->scq != NULL)
+		dpv__cq_attach_qp(qp->scq);
+	if (qp->rcq != NULL && qp->rcq != qp->scq)
 		dpv__cq_attach_qp(qp->rcq);
+	qp->own_rcq = qp->rcq;
 	dpv__context_qp_add(ctx, qp);
-	__atomic_fetch_add(&qp->pd->refs, 1, __ATOMIC_RELEASE);
-	if (pd != qp->pd)
-		__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
+	if (qp->srq != NULL)
+		__atomic_fetch_add(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	if (qp->xrcd != NULL)
+		dpv__xrcd_use(qp->xrcd, 1);
+	if (pd != NULL) {
+		__atomic_fetch_add(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+		if (pd != qp->pd)
+			__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -227,15 +284,22 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	dpv__qp_lock_ctl(qp);
 	drained = qp->ops->reset(qp);
 	dpv__qp_unlock_ctl(qp);
-	dpv__cq_detach_qp(qp->scq, qp);
-	if (qp->rcq != qp->scq)
-		dpv__cq_detach_qp(qp->rcq, qp);
-	qp->ops->destroy(qp);
+	qp->ops->destroy(qp);            /* XRC_RECV: lets go of the SRQ it was receiving into */
+	if (qp->scq != NULL)
+		dpv__cq_detach_qp(qp->scq, qp);
+	if (qp->own_rcq != NULL && qp->own_rcq != qp->scq)
+		dpv__cq_detach_qp(qp->own_rcq, qp);
 	dpv__qp_ex_fini(qp);
 	pd = to_dpd(ibqp->pd);
-	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
-	if (pd != qp->pd)
-		__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
+	if (qp->srq != NULL)
+		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	if (qp->xrcd != NULL)
+		dpv__xrcd_use(qp->xrcd, -1);
+	if (pd != NULL) {
+		__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+		if (pd != qp->pd)
+			__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp--;
 	pthread_mutex_unlock(&ctx->lock);
@@ -292,9 +356,18 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	if (next == IBV_QPS_RESET && qp->state != IBV_QPS_RESET) {
 		qp->ops->reset(qp);
 		dpv__rq_reset(qp);
-		dpv__cq_clean(qp->scq, qp);
-		if (qp->rcq != qp->scq)
+		if (qp->scq != NULL)
+			dpv__cq_clean(qp->scq, qp);
+		if (qp->rcq != NULL && qp->rcq != qp->scq)
 			dpv__cq_clean(qp->rcq, qp);
+	}
+	if (next == IBV_QPS_ERR && qp->state != IBV_QPS_ERR) {
+		dpv__qp_set_state(qp, next);
+		qp->ops->flush(qp);
+		dpv__rq_flush(qp);
+		if (qp->srq != NULL)
+			dpv__srq_qp_error(qp);
+		return 0;
 	}
 	dpv__qp_set_state(qp, next);
 	if (next == IBV_QPS_ERR) {
@@ -315,6 +388,8 @@ void dpv__qp_fail(struct dpv_qp *qp)
 	if (qp->service)
 		dpv__spinlock_unlock(&qp->svc_lock);
 	dpv__rq_flush(qp);
+	if (qp->srq != NULL)
+		dpv__srq_qp_error(qp);
 }
 
 static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, uint32_t burst)
@@ -323,6 +398,7 @@ static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, u
 	int rc;
 
 	dpv__qp_lock_ctl(qp);
+	dpv_ctl_qp = qp;
 	cur = qp->state;
 	next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	rc = (mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur ? -EINVAL :
@@ -331,6 +407,7 @@ static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, u
 		rc = apply_attrs(qp, attr, mask, burst);
 	if (rc == 0)
 		rc = enter_state(qp, next);
+	dpv_ctl_qp = NULL;
 	dpv__qp_unlock_ctl(qp);
 	return rc;
 }

@@ -5,7 +5,7 @@
 
 #include "verbs_priv.h"
 
-enum { T_UD, T_UC, T_RC, T_RAW, T_XRC, T_MAX };
+enum { T_UD, T_UC, T_RC, T_RAW, T_XRC, T_XRC_TGT, T_MAX };
 
 struct transition {
 	bool valid;
@@ -25,7 +25,8 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_RAW] = A(PORT),
 			[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_XRC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS) } },
+			[T_XRC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_XRC_TGT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS) } },
 	},
 	[S(INIT)] = {
 		[S(RESET)] = { .valid = true },
@@ -34,17 +35,21 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
 			[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
-			[T_XRC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS) } },
+			[T_XRC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			[T_XRC_TGT] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS) } },
 		[S(RTR)] = { .valid = true, .req = {
 			[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
 			[T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
 				 A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
-			[T_XRC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) },
+			[T_XRC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+			[T_XRC_TGT] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+				      A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER) },
 			.opt = {
 			[T_UD] = A(PKEY_INDEX) | A(QKEY),
 			[T_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
 			[T_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
-			[T_XRC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) } },
+			[T_XRC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+			[T_XRC_TGT] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) } },
 	},
 	[S(RTR)] = {
 		[S(RESET)] = { .valid = true },
@@ -55,13 +60,16 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
 				 A(MAX_QP_RD_ATOMIC),
 			[T_XRC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
-				  A(MAX_QP_RD_ATOMIC) },
+				  A(MAX_QP_RD_ATOMIC),
+			[T_XRC_TGT] = A(TIMEOUT) | A(SQ_PSN) },
 			.opt = {
 			[T_UD] = A(CUR_STATE) | A(QKEY),
 			[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
 			[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(MIN_RNR_TIMER) |
 				 A(PATH_MIG_STATE),
 			[T_XRC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
+			[T_XRC_TGT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				      A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
 			[T_RAW] = A(RATE_LIMIT) } },
 	},
 	[S(RTS)] = {
@@ -73,12 +81,15 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) | A(PATH_MIG_STATE) |
 				 A(MIN_RNR_TIMER),
 			[T_XRC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) | A(PATH_MIG_STATE),
+			[T_XRC_TGT] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+				      A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
 			[T_RAW] = A(RATE_LIMIT) } },
 		[S(SQD)] = { .valid = true, .opt = {
 			[T_UD] = A(EN_SQD_ASYNC_NOTIFY),
 			[T_UC] = A(EN_SQD_ASYNC_NOTIFY),
 			[T_RC] = A(EN_SQD_ASYNC_NOTIFY),
-			[T_XRC] = A(EN_SQD_ASYNC_NOTIFY) } },
+			[T_XRC] = A(EN_SQD_ASYNC_NOTIFY),
+			[T_XRC_TGT] = A(EN_SQD_ASYNC_NOTIFY) } },
 	},
 	[S(SQD)] = {
 		[S(RESET)] = { .valid = true },
@@ -88,7 +99,9 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
 			[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(MIN_RNR_TIMER) |
 				 A(PATH_MIG_STATE),
-			[T_XRC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE) } },
+			[T_XRC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
+			[T_XRC_TGT] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+				      A(MIN_RNR_TIMER) | A(PATH_MIG_STATE) } },
 		[S(SQD)] = { .valid = true, .opt = {
 			[T_UD] = A(PKEY_INDEX) | A(QKEY),
 			[T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
@@ -98,7 +111,10 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				 A(ACCESS_FLAGS) | A(PKEY_INDEX) | A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
 			[T_XRC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
 				  A(MAX_QP_RD_ATOMIC) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
-				  A(PATH_MIG_STATE) } },
+				  A(PATH_MIG_STATE),
+			[T_XRC_TGT] = A(PORT) | A(AV) | A(TIMEOUT) | A(MAX_DEST_RD_ATOMIC) |
+				      A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+				      A(MIN_RNR_TIMER) | A(PATH_MIG_STATE) } },
 	},
 	[S(SQE)] = {
 		[S(RESET)] = { .valid = true },
@@ -121,6 +137,7 @@ static int type_index(enum ibv_qp_type type)
 	case IBV_QPT_RC: return T_RC;
 	case IBV_QPT_RAW_PACKET: return T_RAW;
 	case IBV_QPT_XRC_SEND: return T_XRC;
+	case IBV_QPT_XRC_RECV: return T_XRC_TGT;
 	default: return -1;
 	}
 }

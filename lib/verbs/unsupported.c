@@ -13,10 +13,6 @@
 
 INT_UNSUP(ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				      uint8_t eth_mac[6], uint16_t *vid))
-PTR_UNSUP(struct ibv_srq, ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr))
-INT_UNSUP(ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask))
-INT_UNSUP(ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr))
-INT_UNSUP(ibv_destroy_srq(struct ibv_srq *srq))
 PTR_UNSUP(struct ibv_context, ibv_import_device(int cmd_fd))
 PTR_UNSUP(struct ibv_pd, ibv_import_pd(struct ibv_context *context, uint32_t pd_handle))
 PTR_UNSUP(struct ibv_mr, ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle))

@@ -115,14 +115,17 @@ static void check_qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct i
 	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
 	/* (ibv_close_device would free them all: test/compat/test_close_leftovers.c) */
 
-	/* QP types without a transport (UD, RC and UC have their own tests: test_ud, test_rc) */
-	for (int t = 0; t < 2; t++) {
-		enum ibv_qp_type types[] = { IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV };
+	/* QP types (UD, RC, UC and XRC have their own tests: test_ud, test_rc, test_srq): a
+	 * type without a transport; XRC_RECV needs an XRC domain, which ibv_create_qp has not */
+	{
 		struct ibv_qp_init_attr o = a;
 
-		o.qp_type = types[t];
+		o.qp_type = IBV_QPT_DRIVER;
 		errno = 0;
-		CHECK(ibv_create_qp(pd, &o) == NULL && errno == EOPNOTSUPP, "type %d", types[t]);
+		CHECK(ibv_create_qp(pd, &o) == NULL && errno == EOPNOTSUPP, "DRIVER");
+		o.qp_type = IBV_QPT_XRC_RECV;
+		errno = 0;
+		CHECK(ibv_create_qp(pd, &o) == NULL && errno == EINVAL, "XRC_RECV without XRCD");
 	}
 	a.cap.max_send_wr = 1 << 30;
 	errno = 0;
@@ -166,7 +169,9 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd, struct
 		.attr = { .size = sizeof(fa), .port = 1, .num_of_specs = 1 },
 		.vxlan = { .type = IBV_FLOW_SPEC_VXLAN_TUNNEL,
 			   .size = sizeof(struct ibv_flow_spec_tunnel) } };
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 },
+					   .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+					   .srq_type = IBV_SRQT_TM, .pd = pd };
 	struct ibv_cq_init_attr_ex cqa = { .cqe = 4 };
 
 	errno = 0;
@@ -174,7 +179,7 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd, struct
 	errno = 0;
 	CHECK(ibv_alloc_mw(pd, (enum ibv_mw_type)3) == NULL && errno == EINVAL, "MW type 3");
 	errno = 0;
-	CHECK(ibv_create_srq(pd, &sa) == NULL && errno == EOPNOTSUPP);
+	CHECK(ibv_create_srq_ex(ctx, &sa) == NULL && errno == EOPNOTSUPP);   /* tag matching */
 	cqa.wc_flags = IBV_WC_EX_WITH_CVLAN;       /* no CVLAN (timestamps: test_cq_timestamps) */
 	errno = 0;
 	CHECK(ibv_create_cq_ex(ctx, &cqa) == NULL && errno == EOPNOTSUPP);
