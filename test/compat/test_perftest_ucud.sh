@@ -26,7 +26,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-ip link add "$a" type veth peer name "$b" || exit 1
+"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
 for i in "$a" "$b"; do
 	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
 	ip link set "$i" up

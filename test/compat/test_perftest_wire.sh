@@ -31,7 +31,7 @@ trap cleanup EXIT
 for t in raw_ethernet_lat raw_ethernet_bw raw_ethernet_burst_lat stdbuf; do
 	check "$t installed (apt-get install perftest; ./dpv.sh does)" "command -v $t > /dev/null"
 done
-ip link add "$a" type veth peer name "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
+"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
 for i in "$a" "$b"; do
 	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1   # the kernel sends nothing of its own
 	ip link set "$i" up
