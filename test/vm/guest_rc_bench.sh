@@ -5,8 +5,13 @@
 #   rxe  - the kernel's rdma_rxe: both ends on rxe0, the client calling the guest's own
 #          address (rxe loops a packet to its own GID back inside the driver: no netdev);
 #   dpv  - dpverbs (BUILD/compat/dpv-run): one process on each end of a veth pair of the
-#          guest (net_af_packet), addresses 10.77.0.1 and 10.77.0.2, the server on lcore 0,
-#          the client on lcore 1, hugepages of the guest.
+#          guest (net_af_packet), addresses 10.77.0.1 and 10.77.0.2, hugepages of the guest.
+#          ib_send_bw: both sides poll their CQs (direct progress), the server on lcore 0, the
+#          client on lcore 1. ib_write_bw: the server polls nothing (it waits in read()), so
+#          its responder runs on a service lcore (progress = 1, lcore 1; its main thread,
+#          asleep, on 0), the client on lcore 0: left to the library's keeper thread, whose
+#          50 us naps are milliseconds under TCG, the target would be the bottleneck
+#          (doc/roce.md, "A passive target").
 # ROUNDS rounds, rxe and dpv alternating within each. One line per run on stdout:
 #   RESULT tool size impl round BW_MBps Mpps exit_server exit_client
 # (the client's BW average and message rate; "- -" when it printed no result line).
@@ -53,11 +58,13 @@ one() {
 		crc=$?
 	else
 		eal="--in-memory --log-level=lib.eal:error --log-level=lib.telemetry:error --log-level=pmd.net.af_packet:error"
-		DPV_CONFIG=$tmp/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv0,framecnt=8192 -l 0 $eal" \
+		sconf=$tmp/a.conf slc=0 clc=1
+		[ $tool = ib_write_bw ] && sconf=$tmp/a_service.conf slc=0,1 clc=0
+		DPV_CONFIG=$sconf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv0,framecnt=8192 -l $slc $eal" \
 			"$build/compat/dpv-run" $tool -d dpv_net_af_packet0 $args > "$tmp/srv" 2>&1 &
 		srv=$!
 		listening $port $srv
-		DPV_CONFIG=$tmp/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv1,framecnt=8192 -l 1 $eal" \
+		DPV_CONFIG=$tmp/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv1,framecnt=8192 -l $clc $eal" \
 			timeout 300 "$build/compat/dpv-run" $tool -d dpv_net_af_packet0 $args 127.0.0.1 \
 			> "$tmp/cli" 2>&1
 		crc=$?
@@ -73,13 +80,14 @@ one() {
 		echo "RESULT $tool $size $impl $round $4 $5 $src $crc"
 	else
 		echo "RESULT $tool $size $impl $round - - $src $crc"
-		sed "s/^/  $impl client: /" "$tmp/cli" | tail -8
-		sed "s/^/  $impl server: /" "$tmp/srv" | tail -8
+		sed "s/^/  $impl client: /" "$tmp/cli"
+		sed "s/^/  $impl server: /" "$tmp/srv"
 	fi
 }
 
 setup || { echo "guest_rc_bench: setup failed"; exit 1; }
 printf 'port_addr = net_af_packet0 10.77.0.1\n' > "$tmp/a.conf"
+printf 'port_addr = net_af_packet0 10.77.0.1\nprogress = 1\n' > "$tmp/a_service.conf"
 printf 'port_addr = net_af_packet0 10.77.0.2\n' > "$tmp/b.conf"
 r=1
 while [ $r -le "$rounds" ]; do

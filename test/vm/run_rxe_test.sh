@@ -336,7 +336,7 @@ check_reference() {
 # exiting 0: "pp:N", both pingpongs print "N iters in"; "pt:N", perftest's client prints
 # its result line of N iterations (the passive side of a bandwidth test reports none).
 dpv_step() {
-	local name=$1 role=$2 progress=$3 check=$4 tool=$5 d=$dir/$1 hrc=0 rc=0 args cli
+	local name=$1 role=$2 progress=$3 check=$4 tool=$5 d=$dir/$1 hrc=0 rc=0 args cli grc
 	shift 5
 	mkdir -p "$d"
 	args=("$@")
@@ -361,9 +361,21 @@ dpv_step() {
 	echo "---- $name: rxe's $tool (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
 	sed 's/^/  guest: /' "$d/out"
 	grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
-	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+	grc=$(cat "$d/rc" 2>/dev/null)
+	# perftest in the guest samples the TSC against gettimeofday() to print its report, and
+	# under TCG on a loaded host that sometimes fails ("Correlation coefficient r^2: ... <
+	# 0.9", "Can't produce a report", exit 1) after the transfer: then the host's side,
+	# which must have exited 0 with its result line of all the iterations, proves it
+	if [ "$grc" = 1 ] && [ "${check%%:*}" = pt ] && grep -q "Can't produce a report" "$d/out" &&
+	   [ $hrc = 0 ] && grep -qE "^ *[0-9]+ +${check#pt:} +[0-9]" "$d/host.out"; then
+		echo "$name: rxe's perftest could not time its report (TCG); dpverbs' result line stands"
+		grc=0
+		check=pt:host
+	fi
+	[ "$grc" = 0 ] || rc=1
 	[ $hrc = 0 ] || rc=1
 	case $check in
+	pt:host) ;;
 	pp:*)
 		grep -q "^${check#pp:} iters in" "$d/out" || rc=1
 		grep -q "^${check#pp:} iters in" "$d/host.out" || rc=1 ;;
@@ -437,8 +449,8 @@ loss_check() {
 }
 
 # bench_report FILE: the medians of guest_rc_bench.sh's RESULT lines per tool, size and
-# implementation, and dpverbs' over rxe's. Fails only when a run failed (an exit code or no
-# result line), never on a figure.
+# implementation, and dpverbs' over rxe's. A failed run (an exit code or no result line) is
+# said and left out; fails when a case has no good run of one side, never on a figure.
 bench_report() {
 	/usr/bin/python3 - "$1" <<-'PY'
 	import sys, statistics
@@ -448,6 +460,7 @@ bench_report() {
 	    if bw == '-' or src != '0' or crc != '0':
 	        bad += 1
 	        print(f"failed: {tool} {size} B {impl} round {rnd} (exit {src}/{crc})")
+	        runs.setdefault((tool, int(size)), {}).setdefault(impl, [])
 	        continue
 	    runs.setdefault((tool, int(size)), {}).setdefault(impl, []).append((float(bw), float(mpps)))
 	print(f"{'tool':12} {'size':>6} {'rxe MB/s':>9} {'rxe Mpps':>9} {'dpv MB/s':>9} {'dpv Mpps':>9} {'dpv/rxe':>8}  runs")
@@ -456,9 +469,11 @@ bench_report() {
 	    rb, rm = med.get('rxe', (0, 0))
 	    db, dm = med.get('dpv', (0, 0))
 	    ratio = f"{db / rb:.2f}" if rb > 0 else "-"
-	    print(f"{tool:12} {size:>6} {rb:>9.2f} {rm:>9.4f} {db:>9.2f} {dm:>9.4f} {ratio:>8}  "
+	    print(f"{tool:12} {size:>6} {rb:>9.2f} {rm:>9.5f} {db:>9.2f} {dm:>9.5f} {ratio:>8}  "
 	          f"{len(d.get('rxe', []))}/{len(d.get('dpv', []))}")
-	sys.exit(1 if bad else 0)
+	# a failed run is said; a case with no run at all of one side fails the benchmark
+	empty = [k for k, d in runs.items() for i in ('rxe', 'dpv') if not d.get(i)]
+	sys.exit(1 if empty else 0)
 	PY
 }
 
