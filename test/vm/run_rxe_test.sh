@@ -54,7 +54,13 @@ DPV_SIZE=512
 # its arguments, the same on both sides (the guest's add -d rxe0, the client's the server's
 # address). dpverbs is the other role; the loss_ steps run under netem in the guest
 # (guest_loss.sh: the host's kernel has no netem, nor tc's gact): LOSS of the RoCE frames
-# both ways, the TCP exchange and ARP/ND untouched. READ and the
+# both ways, the TCP exchange and ARP/ND untouched; their perftest steps keep 16 WRs in flight
+# (-t 16), not 128: the guest's NIC, behind a tap QEMU reads only as fast as TCG empties the
+# virtio ring, drops what a whole window sent at once brings beyond that, on top of netem.
+# No pingpong under loss: ibv_rc_pingpong has no barrier after its last message, so when the
+# ACK of the last SEND is lost its peer has already destroyed its QP and the sender ends in
+# RETRY_EXC_ERR (seen: rxe printed "300 iters", dpverbs sent its last SEND 8 times to a QP
+# that was gone); perftest's bandwidth tests exchange over TCP after every completion. READ and the
 # atomics take -o 16: perftest makes each side's initiator depth (max_rd_atomic) the other's
 # max_qp_rd_atom, rxe's 128, which dpverbs (16, as ConnectX) refuses in RTR -> RTS, as rxe
 # refuses more than its own (doc/compat.md).
@@ -76,9 +82,10 @@ rc_steps=(
 	"atomic_fa_rxe client pt:200 ib_atomic_bw -x 1 -o 16 -A FETCH_AND_ADD -n 200"
 	"write_lat_dpv server pt:200 ib_write_lat -x 1 -s 64 -n 200"
 	"write_lat_rxe client pt:200 ib_write_lat -x 1 -s 64 -n 200"
-	"loss_rc_pp server pp:300 ibv_rc_pingpong -g 1 -s 2500 -n 300"
-	"loss_write_dpv server pt:500 ib_write_bw -x 1 -s 4096 -n 500"
-	"loss_send_rxe client pt:500 ib_send_bw -x 1 -s 4096 -n 500"
+	"loss_write_dpv server pt:500 ib_write_bw -x 1 -t 16 -s 4096 -n 500"
+	"loss_write_rxe client pt:500 ib_write_bw -x 1 -t 16 -s 4096 -n 500"
+	"loss_send_dpv server pt:500 ib_send_bw -x 1 -t 16 -s 4096 -n 500"
+	"loss_send_rxe client pt:500 ib_send_bw -x 1 -t 16 -s 4096 -n 500"
 )
 LOSS=5%                       # netem's loss of RoCE frames, both ways, in the loss_ steps
 
@@ -336,55 +343,63 @@ check_reference() {
 # exiting 0: "pp:N", both pingpongs print "N iters in"; "pt:N", perftest's client prints
 # its result line of N iterations (the passive side of a bandwidth test reports none).
 dpv_step() {
-	local name=$1 role=$2 progress=$3 check=$4 tool=$5 d=$dir/$1 hrc=0 rc=0 args cli grc
+	local name=$1 role=$2 progress=$3 check=$4 tool=$5 d=$dir/$1 hrc rc args cli attempt=1
 	shift 5
 	mkdir -p "$d"
 	args=("$@")
 	[ "$role" = client ] && args+=(10.98.0.2)
-	if [ "$role" = server ]; then
-		dpv_run "$d" "$progress" "$tool" "${args[@]}" &
-		ppid=$!
-		await_listen $ppid 60 || echo "$name: dpverbs' $tool does not listen"
-		touch "$d/go"
-	else
-		touch "$d/go"
-		await "$d/ready" 120 || echo "$name: the guest's server did not start"
-		dpv_run "$d" "$progress" "$tool" "${args[@]}" &
-		ppid=$!
-	fi
-	guest_end "$name" 240 $ppid || rc=1
-	for i in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
-	kill $ppid 2>/dev/null
-	wait $ppid || hrc=$?
-	dpdk_dir_rm $ppid
-	ppid=
-	echo "---- $name: rxe's $tool (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
-	sed 's/^/  guest: /' "$d/out"
-	grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
-	grc=$(cat "$d/rc" 2>/dev/null)
-	# perftest in the guest samples the TSC against gettimeofday() to print its report, and
-	# under TCG on a loaded host that sometimes fails ("Correlation coefficient r^2: ... <
-	# 0.9", "Can't produce a report", exit 1) after the transfer: then the host's side,
-	# which must have exited 0 with its result line of all the iterations, proves it
-	if [ "$grc" = 1 ] && [ "${check%%:*}" = pt ] && grep -q "Can't produce a report" "$d/out" &&
-	   [ $hrc = 0 ] && grep -qE "^ *[0-9]+ +${check#pt:} +[0-9]" "$d/host.out"; then
-		echo "$name: rxe's perftest could not time its report (TCG); dpverbs' result line stands"
-		grc=0
-		check=pt:host
-	fi
-	[ "$grc" = 0 ] || rc=1
-	[ $hrc = 0 ] || rc=1
-	case $check in
-	pt:host) ;;
-	pp:*)
-		grep -q "^${check#pp:} iters in" "$d/out" || rc=1
-		grep -q "^${check#pp:} iters in" "$d/host.out" || rc=1 ;;
-	pt:*)
-		cli=$d/host.out
-		[ "$role" = server ] && cli=$d/out
-		grep -qE "^ *[0-9]+ +${check#pt:} +[0-9]" "$cli" ||
-			{ echo "$name: no result line of ${check#pt:} iterations from the client"; rc=1; } ;;
-	esac
+	while :; do
+		hrc=0 rc=0
+		if [ "$role" = server ]; then
+			dpv_run "$d" "$progress" "$tool" "${args[@]}" &
+			ppid=$!
+			await_listen $ppid 60 || echo "$name: dpverbs' $tool does not listen"
+			touch "$d/go"
+		else
+			touch "$d/go"
+			await "$d/ready" 120 || echo "$name: the guest's server did not start"
+			dpv_run "$d" "$progress" "$tool" "${args[@]}" &
+			ppid=$!
+		fi
+		guest_end "$name" 240 $ppid || rc=1
+		for i in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
+		kill $ppid 2>/dev/null
+		wait $ppid || hrc=$?
+		dpdk_dir_rm $ppid
+		ppid=
+		echo "---- $name: rxe's $tool (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
+		sed 's/^/  guest: /' "$d/out"
+		grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
+		[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+		[ $hrc = 0 ] || rc=1
+		case $check in
+		pp:*)
+			grep -q "^${check#pp:} iters in" "$d/out" || rc=1
+			grep -q "^${check#pp:} iters in" "$d/host.out" || rc=1 ;;
+		pt:*)
+			cli=$d/host.out
+			[ "$role" = server ] && cli=$d/out
+			grep -qE "^ *[0-9]+ +${check#pt:} +[0-9]" "$cli" ||
+				{ echo "$name: no result line of ${check#pt:} iterations from the client"; rc=1; } ;;
+		esac
+		[ "${check%%:*}" = pt ] || break
+		# perftest times its report by sampling the TSC against gettimeofday(); in the TCG
+		# guest of a loaded host that sometimes fails ("Correlation coefficient r^2: ... <
+		# 0.9", "Can't produce a report", exit 1, and the peer's final exchange fails): not
+		# the RDMA transfer's failure. Such a step (kind client+/server+ in the guest) is
+		# run again, twice at most; every other outcome stands.
+		if [ $rc != 0 ] && [ $attempt -lt 3 ] && grep -q "Can't produce a report" "$d/out"; then
+			echo "$name: rxe's perftest could not time its report (TCG): again"
+			mv "$d/out" "$d/out.$attempt"
+			mv "$d/host.out" "$d/host.out.$attempt"
+			rm -f "$d/rc" "$d/ready" "$d/go" "$d/close"
+			echo again > "$d/ack.tmp" && mv "$d/ack.tmp" "$d/ack"
+			attempt=$((attempt + 1))
+			continue
+		fi
+		echo done > "$d/ack.tmp" && mv "$d/ack.tmp" "$d/ack"
+		break
+	done
 	[ $rc = 0 ] && echo "$name: passed" || echo "FAIL: $name"
 	return $rc
 }
@@ -511,8 +526,8 @@ elif [ "$mode" = rc ]; then
 	EOF
 	guest_steps=() steps=()
 	for st in "${rc_steps[@]}"; do
-		read -r n role _ tool args <<< "$st"
-		a="$n $role $tool -d rxe0 $args"
+		read -r n role check tool args <<< "$st"
+		a="$n $role$(case $check in pt:*) echo +;; esac) $tool -d rxe0 $args"
 		[ "$role" = client ] && a="$a 10.98.0.1"
 		case $n in loss_*) [ -z "${loss:-}" ] && guest_steps+=("loss_on client sh $here/guest_loss.sh on $LOSS")
 				   loss=1 ;; esac
