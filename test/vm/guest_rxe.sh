@@ -8,7 +8,8 @@
 # guest starts COMMAND (output in NAME/out); a "server" step says NAME/ready when the program
 # listens on TCP port 18515 (the pingpong exchange), a "client" step at once. The step ends
 # when COMMAND exits or the host creates NAME/close (COMMAND is then killed: its exit code is
-# that of the kill); its exit code goes to NAME/rc.
+# that of the kill); its exit code goes to NAME/rc. KIND "server+" or "client+": the host may
+# have the step run again (step(), below).
 # Kernel command line: dpv_out, dpv_mods, dpv_kver, dpv_guest (this script), dpv_mac (the
 # NIC), dpv_ip4, dpv_ip6 (its addresses, with their prefix lengths).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -99,41 +100,50 @@ gids() {
 	done
 }
 
-# One step (see the top); the guest gives a step 10 minutes at most.
+# One step (see the top); the guest gives a step 10 minutes at most. A step of kind client+
+# or server+ may be run again: once it ended the host answers in NAME/ack, "again" (having
+# removed go, ready, close and rc: the step waits for go anew) or "done".
 step() {
 	local name=$1 kind=$2 d=$dpv_out/$1 pid t rc
 	shift 2
 	mkdir -p "$d"
-	await "$d/go" 3000 || { echo "guest: $name: the host never said go"; echo 124 > "$d/rc"; return; }
-	echo "$(up) guest: running $name: $*"
-	"$@" < /dev/null > "$d/out" 2>&1 &
-	pid=$!
-	if [ "$kind" = server ]; then
+	while :; do
+		await "$d/go" 3000 || { echo "guest: $name: the host never said go"; echo 124 > "$d/rc"; return; }
+		echo "$(up) guest: running $name: $*"
+		"$@" < /dev/null > "$d/out" 2>&1 &
+		pid=$!
+		case $kind in server*)
+			t=0
+			while ! ss -Hltn 'sport = :18515' | grep -q . && kill -0 $pid 2>/dev/null; do
+				t=$((t + 1))
+				[ $t -gt 600 ] && break
+				sleep 0.1
+			done ;;
+		esac
+		touch "$d/ready"
 		t=0
-		while ! ss -Hltn 'sport = :18515' | grep -q . && kill -0 $pid 2>/dev/null; do
+		while kill -0 $pid 2>/dev/null; do
 			t=$((t + 1))
-			[ $t -gt 600 ] && break
+			if [ -e "$d/close" ] || [ $t -gt 6000 ]; then
+				kill $pid 2>/dev/null
+				break
+			fi
 			sleep 0.1
 		done
-	fi
-	touch "$d/ready"
-	t=0
-	while kill -0 $pid 2>/dev/null; do
-		t=$((t + 1))
-		if [ -e "$d/close" ] || [ $t -gt 6000 ]; then
-			kill $pid 2>/dev/null
-			break
-		fi
-		sleep 0.1
+		wait $pid
+		rc=$?
+		# the port's counters after each step (rxe counts what it drops here)
+		for t in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+			read -r pid < "$t" && echo "${t##*/} $pid"
+		done > "$d/counters.txt" 2>/dev/null
+		echo $rc > "$d/rc.tmp"
+		mv "$d/rc.tmp" "$d/rc"
+		case $kind in *+) ;; *) return ;; esac
+		await "$d/ack" 3000 || return
+		read -r t < "$d/ack"
+		rm -f "$d/ack"
+		[ "$t" = again ] || return
 	done
-	wait $pid
-	rc=$?
-	# the port's counters after each step (rxe counts what it drops here)
-	for t in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-		read -r pid < "$t" && echo "${t##*/} $pid"
-	done > "$d/counters.txt" 2>/dev/null
-	echo $rc > "$d/rc.tmp"
-	mv "$d/rc.tmp" "$d/rc"
 }
 
 if ! setup > "$dpv_out/setup.log" 2>&1; then

@@ -27,12 +27,15 @@ set -u
 build=$(cd "$1" && pwd)
 mode=${2:-reference}
 here=$(cd "$(dirname "$0")" && pwd)
-[ "$mode" = reference ] || [ "$mode" = interop ] || { echo "usage: $0 BUILD reference|interop"; exit 2; }
+case $mode in reference|interop|rc|bench) ;; *) echo "usage: $0 BUILD reference|interop|rc|bench"; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "SKIP: the VM test needs root (tap, netns)"; exit 77; }
 command -v qemu-system-x86_64 > /dev/null ||
 	{ echo "SKIP: no qemu-system-x86_64 (apt-get install qemu-system-x86)"; exit 77; }
 [ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
-for t in depmod cpio dpkg-deb tc tshark ss ibv_ud_pingpong ibv_rc_pingpong rdma; do
+tools="depmod cpio dpkg-deb tc tshark ss ibv_ud_pingpong ibv_rc_pingpong rdma"
+[ "$mode" = bench ] && tools="$tools ib_write_bw ib_send_bw dpdk-hugepages.py"
+[ "$mode" = rc ] && tools="$tools ibv_uc_pingpong ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat"
+for t in $tools; do
 	command -v $t > /dev/null || { echo "FAIL: $t is missing (apt-get install kmod cpio" \
 		"iproute2 tshark ibverbs-utils)"; exit 1; }
 done
@@ -46,6 +49,49 @@ DPV_ADDR4=10.98.0.3
 DPV_ADDR6=fd98::3
 DPV_ITERS=20                  # pingpong exchanges per interop step
 DPV_SIZE=512
+
+# The rc steps: NAME, the guest's role, what both must report (dpv_step's CHECK), the tool and
+# its arguments, the same on both sides (the guest's add -d rxe0, the client's the server's
+# address). dpverbs is the other role; the loss_ steps run under netem in the guest
+# (guest_loss.sh: the host's kernel has no netem, nor tc's gact): LOSS of the RoCE frames
+# both ways, the TCP exchange and ARP/ND untouched; their perftest steps keep 16 WRs in flight
+# (-t 16), not 128: the guest's NIC, behind a tap QEMU reads only as fast as TCG empties the
+# virtio ring, drops what a whole window sent at once brings beyond that, on top of netem.
+# No pingpong under loss: ibv_rc_pingpong has no barrier after its last message, so when the
+# ACK of the last SEND is lost its peer has already destroyed its QP and the sender ends in
+# RETRY_EXC_ERR (seen: rxe printed "300 iters", dpverbs sent its last SEND 8 times to a QP
+# that was gone); perftest's bandwidth tests exchange over TCP after every completion. READ and the
+# atomics take -o 16: perftest makes each side's initiator depth (max_rd_atomic) the other's
+# max_qp_rd_atom, rxe's 128, which dpverbs (16, as ConnectX) refuses in RTR -> RTS, as rxe
+# refuses more than its own (doc/compat.md).
+rc_steps=(
+	"rc_pp_server server pp:20 ibv_rc_pingpong -g 1 -s 2500 -n 20"
+	"rc_pp_client client pp:20 ibv_rc_pingpong -g 1 -s 2500 -n 20"
+	"rc_pp_ipv6 server pp:20 ibv_rc_pingpong -g 2 -s 4096 -n 20"
+	"uc_pp_server server pp:20 ibv_uc_pingpong -g 1 -s 2500 -n 20"
+	"uc_pp_client client pp:20 ibv_uc_pingpong -g 1 -s 2500 -n 20"
+	"write_bw_dpv server pt:200 ib_write_bw -x 1 -s 8192 -n 200"
+	"write_bw_rxe client pt:200 ib_write_bw -x 1 -s 8192 -n 200"
+	"read_bw_dpv server pt:200 ib_read_bw -x 1 -o 16 -s 8192 -n 200"
+	"read_bw_rxe client pt:200 ib_read_bw -x 1 -o 16 -s 8192 -n 200"
+	"send_bw_dpv server pt:200 ib_send_bw -x 1 -s 8192 -n 200"
+	"send_bw_rxe client pt:200 ib_send_bw -x 1 -s 8192 -n 200"
+	"atomic_fa_dpv server pt:200 ib_atomic_bw -x 1 -o 16 -A FETCH_AND_ADD -n 200"
+	"atomic_cs_rxe client pt:200 ib_atomic_bw -x 1 -o 16 -A CMP_AND_SWAP -n 200"
+	"atomic_cs_dpv server pt:200 ib_atomic_bw -x 1 -o 16 -A CMP_AND_SWAP -n 200"
+	"atomic_fa_rxe client pt:200 ib_atomic_bw -x 1 -o 16 -A FETCH_AND_ADD -n 200"
+	"write_lat_dpv server pt:200 ib_write_lat -x 1 -s 64 -n 200"
+	"write_lat_rxe client pt:200 ib_write_lat -x 1 -s 64 -n 200"
+	"loss_write_dpv server pt:500 ib_write_bw -x 1 -t 16 -s 4096 -n 500"
+	"loss_write_rxe client pt:500 ib_write_bw -x 1 -t 16 -s 4096 -n 500"
+	"loss_send_dpv server pt:500 ib_send_bw -x 1 -t 16 -s 4096 -n 500"
+	"loss_send_rxe client pt:500 ib_send_bw -x 1 -t 16 -s 4096 -n 500"
+)
+LOSS=5%                       # netem's loss of RoCE frames, both ways, in the loss_ steps
+
+# The bench steps (guest_rc_bench.sh, all inside the guest): message size and iterations
+bench_sizes="64:4000 4096:2000 65536:200"
+BENCH_ROUNDS=${DPV_BENCH_ROUNDS:-3}
 
 if [ "$mode" = interop ]; then
 	probe=$(DPV_EAL_ARGS="--vdev=net_null0 --log-level=lib.eal:error --log-level=lib.telemetry:error" \
@@ -109,8 +155,10 @@ network() {
 }
 
 boot() {
+	local qemu_mem=1024
+	[ "$mode" = bench ] && qemu_mem=2048      # hugepages for two dpverbs processes
 	printf '%s\n' "$@" > "$dir/steps"
-	ip netns exec "$ns" qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m 1024 -nodefaults \
+	ip netns exec "$ns" qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m $qemu_mem -nodefaults \
 		-display none -serial "file:$dir/console.log" -monitor none -no-reboot \
 		-kernel "$KDIR/vmlinuz" -initrd "$KDIR/initrd.gz" \
 		-append "console=ttyS0 quiet panic=-1 no_timer_check dpv_kver=$KVER dpv_guest=$here/guest_rxe.sh dpv_out=$dir dpv_mods=$KDIR/root dpv_mac=$guest_mac dpv_ip4=10.98.0.2/24 dpv_ip6=fd98::2/64" \
@@ -289,51 +337,83 @@ check_reference() {
 # library's keeper thread answers ARP/ND for a port nobody polls (doc/roce.md, "Neighbours").
 # Every step runs with the default configuration (direct progress), as a user would.
 
-# dpv_step NAME ROLE GIDX PROGRESS: the guest's step NAME against dpv-run ibv_ud_pingpong as
-# ROLE, with the port progressed by the application (direct) or a service lcore (service).
+# dpv_step NAME ROLE PROGRESS CHECK TOOL ARGS...: the guest's step NAME against dpv-run TOOL
+# ARGS as ROLE (the client adds the guest's address), with the port progressed by the
+# application (direct) or a service lcore (service). CHECK is what both must report besides
+# exiting 0: "pp:N", both pingpongs print "N iters in"; "pt:N", perftest's client prints
+# its result line of N iterations (the passive side of a bandwidth test reports none).
 dpv_step() {
-	local name=$1 role=$2 gidx=$3 progress=$4 d=$dir/$1 hrc=0 rc=0 args
+	local name=$1 role=$2 progress=$3 check=$4 tool=$5 d=$dir/$1 hrc rc args cli attempt=1
+	shift 5
 	mkdir -p "$d"
-	args=(-g "$gidx" -s $DPV_SIZE -n $DPV_ITERS)
+	args=("$@")
 	[ "$role" = client ] && args+=(10.98.0.2)
-	if [ "$role" = server ]; then
-		dpv_pingpong "$d" "$progress" "${args[@]}" &
-		ppid=$!
-		await_listen $ppid 60 || echo "$name: dpverbs' pingpong does not listen"
-		touch "$d/go"
-	else
-		touch "$d/go"
-		await "$d/ready" 120 || echo "$name: the guest's server did not start"
-		dpv_pingpong "$d" "$progress" "${args[@]}" &
-		ppid=$!
-	fi
-	guest_end "$name" 240 $ppid || rc=1
-	for i in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
-	kill $ppid 2>/dev/null
-	wait $ppid || hrc=$?
-	dpdk_dir_rm $ppid
-	ppid=
-	echo "---- $name: rxe's pingpong (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
-	sed 's/^/  guest: /' "$d/out"
-	grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
-	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
-	[ $hrc = 0 ] || rc=1
-	grep -q "^$DPV_ITERS iters in" "$d/out" || rc=1
-	grep -q "^$DPV_ITERS iters in" "$d/host.out" || rc=1
+	while :; do
+		hrc=0 rc=0
+		if [ "$role" = server ]; then
+			dpv_run "$d" "$progress" "$tool" "${args[@]}" &
+			ppid=$!
+			await_listen $ppid 60 || echo "$name: dpverbs' $tool does not listen"
+			touch "$d/go"
+		else
+			touch "$d/go"
+			await "$d/ready" 120 || echo "$name: the guest's server did not start"
+			dpv_run "$d" "$progress" "$tool" "${args[@]}" &
+			ppid=$!
+		fi
+		guest_end "$name" 240 $ppid || rc=1
+		for i in $(seq 100); do kill -0 $ppid 2>/dev/null || break; sleep 0.1; done
+		kill $ppid 2>/dev/null
+		wait $ppid || hrc=$?
+		dpdk_dir_rm $ppid
+		ppid=
+		echo "---- $name: rxe's $tool (exit $(cat "$d/rc" 2>/dev/null)), dpverbs' $role, $progress progress (exit $hrc)"
+		sed 's/^/  guest: /' "$d/out"
+		grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/host.out" | sed 's/^/  dpverbs: /'
+		[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+		[ $hrc = 0 ] || rc=1
+		case $check in
+		pp:*)
+			grep -q "^${check#pp:} iters in" "$d/out" || rc=1
+			grep -q "^${check#pp:} iters in" "$d/host.out" || rc=1 ;;
+		pt:*)
+			cli=$d/host.out
+			[ "$role" = server ] && cli=$d/out
+			grep -qE "^ *[0-9]+ +${check#pt:} +[0-9]" "$cli" ||
+				{ echo "$name: no result line of ${check#pt:} iterations from the client"; rc=1; } ;;
+		esac
+		[ "${check%%:*}" = pt ] || break
+		# perftest times its report by sampling the TSC against gettimeofday(); in the TCG
+		# guest of a loaded host that sometimes fails ("Correlation coefficient r^2: ... <
+		# 0.9", "Can't produce a report", exit 1, and the peer's final exchange fails): not
+		# the RDMA transfer's failure. Such a step (kind client+/server+ in the guest) is
+		# run again, twice at most; every other outcome stands.
+		if [ $rc != 0 ] && [ $attempt -lt 3 ] && grep -q "Can't produce a report" "$d/out"; then
+			echo "$name: rxe's perftest could not time its report (TCG): again"
+			mv "$d/out" "$d/out.$attempt"
+			mv "$d/host.out" "$d/host.out.$attempt"
+			rm -f "$d/rc" "$d/ready" "$d/go" "$d/close"
+			echo again > "$d/ack.tmp" && mv "$d/ack.tmp" "$d/ack"
+			attempt=$((attempt + 1))
+			continue
+		fi
+		echo done > "$d/ack.tmp" && mv "$d/ack.tmp" "$d/ack"
+		break
+	done
 	[ $rc = 0 ] && echo "$name: passed" || echo "FAIL: $name"
 	return $rc
 }
 
-# dpv_pingpong DIR direct|service ARGS...: ibv_ud_pingpong on dpverbs, in the namespace, on
-# $vb (exec'd all the way, ip netns exec, env and dpv-run included: in the background, $! is
-# the program's pid, which names its DPDK runtime directory; guest_end bounds its time).
-dpv_pingpong() {
+# dpv_run DIR direct|service TOOL ARGS...: TOOL on dpverbs, in the namespace, on $vb (exec'd
+# all the way, ip netns exec, env and dpv-run included: in the background, $! is the
+# program's pid, which names its DPDK runtime directory; guest_end bounds its time).
+dpv_run() {
 	local d=$1 conf=$dir/dpverbs.conf lcores=
 	[ "$2" = service ] && conf=$dir/dpverbs_service.conf lcores="-l 0,1"
 	shift 2
 	exec ip netns exec "$ns" env DPV_CONFIG="$conf" \
 		DPV_EAL_ARGS="--vdev=$DPV_PORT,iface=$vb,qdisc_bypass=0 $lcores --log-level=lib.eal:warning" \
-		"$build/compat/dpv-run" ibv_ud_pingpong "$@" < /dev/null > "$d/host.out" 2>&1
+		"$build/compat/dpv-run" "$@" < /dev/null > "$d/host.out" 2>&1
 }
 
 # A dpverbs process that was killed leaves /var/run/dpdk/dpv-PID (its file prefix) behind.
@@ -360,6 +440,66 @@ dpv_gids() {
 	return $rc
 }
 
+# guest_cmd NAME: the guest's step NAME, a command of the guest's own (guest_loss.sh): started,
+# awaited (2 minutes at most), its output shown; fails unless it exits 0.
+guest_cmd() {
+	local d=$dir/$1
+	mkdir -p "$d"
+	touch "$d/go"
+	guest_end "$1" 120 $$
+	sed "s/^/  guest: /" "$d/out"
+	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || { echo "FAIL: $1 (exit $(cat "$d/rc" 2>/dev/null))"; return 1; }
+}
+
+# loss_check: what the guest's netem dropped each way while the loss_ steps ran (loss_off's
+# output); none either way is a failure: the loss was not applied.
+loss_check() {
+	local to n rc=0
+	for to in host guest; do
+		n=$(grep -o "dropped [0-9]* to the $to" "$dir/loss_off/out" | grep -o '[0-9]*')
+		echo "netem dropped ${n:-no} RoCE frames to the $to in the loss_ steps"
+		[ "${n:-0}" -gt 0 ] || { echo "FAIL: netem dropped nothing to the $to"; rc=1; }
+	done
+	return $rc
+}
+
+# bench_report FILE: the medians of guest_rc_bench.sh's RESULT lines per tool, size and
+# implementation, and dpverbs' over rxe's. A failed run (an exit code or no result line) is
+# said and left out; fails when a case has no good run of one side, never on a figure.
+bench_report() {
+	/usr/bin/python3 - "$1" <<-'PY'
+	import sys, statistics
+	runs, bad = {}, 0
+	for line in open(sys.argv[1]):
+	    f = line.split()
+	    if len(f) != 9:
+	        continue
+	    _, tool, size, impl, rnd, bw, mpps, src, crc = f
+	    try:
+	        float(bw), float(mpps)
+	    except ValueError:
+	        bw = '-'
+	    if bw == '-' or src != '0' or crc != '0':
+	        bad += 1
+	        print(f"failed: {tool} {size} B {impl} round {rnd} (exit {src}/{crc})")
+	        runs.setdefault((tool, int(size)), {}).setdefault(impl, [])
+	        continue
+	    runs.setdefault((tool, int(size)), {}).setdefault(impl, []).append((float(bw), float(mpps)))
+	print(f"{'tool':12} {'size':>6} {'rxe MB/s':>9} {'rxe Mpps':>9} {'dpv MB/s':>9} {'dpv Mpps':>9} {'dpv/rxe':>8}  runs")
+	for (tool, size), d in sorted(runs.items()):
+	    med = {k: (statistics.median(b for b, _ in v), statistics.median(m for _, m in v))
+	           for k, v in d.items() if v}
+	    rb, rm = med.get('rxe', (0, 0))
+	    db, dm = med.get('dpv', (0, 0))
+	    ratio = f"{db / rb:.2f}" if rb > 0 else "-"
+	    print(f"{tool:12} {size:>6} {rb:>9.2f} {rm:>9.5f} {db:>9.2f} {dm:>9.5f} {ratio:>8}  "
+	          f"{len(d.get('rxe', []))}/{len(d.get('dpv', []))}")
+	# a failed run is said; a case with no run at all of one side fails the benchmark
+	empty = [k for k, d in runs.items() for i in ('rxe', 'dpv') if not d.get(i)]
+	sys.exit(1 if empty else 0)
+	PY
+}
+
 # ---- the run ----
 kernel "$build/vm" || exit 1
 network || { echo "FAIL: cannot set up the tap and veths"; exit 1; }
@@ -377,7 +517,7 @@ if [ "$mode" = reference ]; then
 	     "arp_ipv4 server ibv_ud_pingpong -d rxe0 -g 1 -s 16 -n 1" \
 	     "nd_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s 16 -n 1"
 	steps=(ud_ipv4 ud_ipv6 ud_link_local rc_ipv4 arp_ipv4 nd_ipv6)
-else
+elif [ "$mode" = interop ]; then
 	cat > "$dir/dpverbs.conf" <<-EOF
 	# the port's RoCEv2 addresses: GID 1 and GID 2, as rxe0's in the guest
 	port_addr = $DPV_PORT $DPV_ADDR4 $DPV_ADDR6
@@ -387,6 +527,30 @@ else
 	     "dpv_ud_client client ibv_ud_pingpong -d rxe0 -g 1 -s $DPV_SIZE -n $DPV_ITERS 10.98.0.1" \
 	     "dpv_ud_ipv6 server ibv_ud_pingpong -d rxe0 -g 2 -s $DPV_SIZE -n $DPV_ITERS"
 	steps=(dpv_ud_server dpv_ud_client dpv_ud_ipv6)
+elif [ "$mode" = rc ]; then
+	cat > "$dir/dpverbs.conf" <<-EOF
+	# the port's RoCEv2 addresses: GID 1 and GID 2, as rxe0's in the guest
+	port_addr = $DPV_PORT $DPV_ADDR4 $DPV_ADDR6
+	EOF
+	guest_steps=() steps=()
+	for st in "${rc_steps[@]}"; do
+		read -r n role check tool args <<< "$st"
+		a="$n $role$(case $check in pt:*) echo +;; esac) $tool -d rxe0 $args"
+		[ "$role" = client ] && a="$a 10.98.0.1"
+		case $n in loss_*) [ -z "${loss:-}" ] && guest_steps+=("loss_on client sh $here/guest_loss.sh on $LOSS")
+				   loss=1 ;; esac
+		guest_steps+=("$a")
+		steps+=("$n")
+	done
+	[ -n "${loss:-}" ] && guest_steps+=("loss_off client sh $here/guest_loss.sh off")
+	boot "${guest_steps[@]}"
+elif [ "$mode" = bench ]; then
+	guest_steps=() steps=()
+	for b in $bench_sizes; do
+		guest_steps+=("bench_${b%%:*} client sh $here/guest_rc_bench.sh $build ${b%%:*} ${b#*:} $BENCH_ROUNDS")
+		steps+=("bench_${b%%:*}")
+	done
+	boot "${guest_steps[@]}"
 fi
 rc=0
 if ! await "$dir/setup.log" 120; then
@@ -425,11 +589,34 @@ if [ "$mode" = reference ]; then
 		mkdir -p "$dir/arp_ipv4" "$dir/nd_ipv6"
 		touch "$dir/arp_ipv4/go" "$dir/arp_ipv4/close" "$dir/nd_ipv6/go" "$dir/nd_ipv6/close"
 	fi
-else
+elif [ "$mode" = interop ]; then
 	dpv_gids || rc=1
-	dpv_step dpv_ud_server client 1 direct || rc=1      # the guest serves, dpverbs calls
-	dpv_step dpv_ud_client server 1 direct || rc=1
-	dpv_step dpv_ud_ipv6 client 2 direct || rc=1
+	ud=(-g 1 -s $DPV_SIZE -n $DPV_ITERS)
+	dpv_step dpv_ud_server client direct pp:$DPV_ITERS ibv_ud_pingpong "${ud[@]}" || rc=1  # the guest serves
+	dpv_step dpv_ud_client server direct pp:$DPV_ITERS ibv_ud_pingpong "${ud[@]}" || rc=1
+	ud[1]=2
+	dpv_step dpv_ud_ipv6 client direct pp:$DPV_ITERS ibv_ud_pingpong "${ud[@]}" || rc=1
+elif [ "$mode" = rc ]; then
+	dpv_gids || rc=1
+	for st in "${rc_steps[@]}"; do
+		read -r n role check tool args <<< "$st"
+		hrole=server
+		[ "$role" = server ] && hrole=client
+		case $n in loss_*) [ -z "${loss_on:-}" ] && { guest_cmd loss_on || rc=1; }
+				   loss_on=1 ;; esac
+		# shellcheck disable=SC2086
+		dpv_step "$n" $hrole direct "$check" "$tool" $args || rc=1
+	done
+	[ -n "${loss_on:-}" ] && { guest_cmd loss_off || rc=1; loss_check || rc=1; }
+else
+	for n in "${steps[@]}"; do
+		mkdir -p "$dir/$n"
+		touch "$dir/$n/go"
+		guest_end "$n" 900 $$ || rc=1
+		grep -v '^RESULT' "$dir/$n/out"
+		grep '^RESULT' "$dir/$n/out" >> "$dir/bench.txt"
+	done
+	bench_report "$dir/bench.txt" || rc=1
 fi
 await "$dir/guest.rc" 60
 wait "$qpid" 2>/dev/null

@@ -9,7 +9,7 @@
 # What the guests load: virtio and 9p (init), VFIO (guest.sh), the virtio NIC, soft-RoCE and
 # its user verbs, and the "crc32" hash rxe asks the crypto API for (guest_rxe.sh; the
 # kernel would ask modprobe for it, which cannot find these modules), with their dependencies.
-VM_MODULES="virtio_pci 9pnet_virtio 9p vfio-pci vfio_iommu_type1 virtio_net rdma_rxe ib_uverbs crc32_generic"
+VM_MODULES="virtio_pci 9pnet_virtio 9p vfio-pci vfio_iommu_type1 virtio_net rdma_rxe ib_uverbs crc32_generic veth sch_prio sch_netem cls_u32 sch_ingress act_mirred ifb"
 
 kernel() {
 	local cache=$1 pkg kdir kver tmp m

@@ -1,0 +1,112 @@
+#!/bin/sh
+# guest_rc_bench.sh BUILD SIZE ITERS ROUNDS: one step of run_rxe_test.sh's bench mode, run
+# inside the soft-RoCE guest (guest_rxe.sh has rxe0 up on its NIC): perftest's ib_write_bw and
+# ib_send_bw of SIZE-byte messages, ITERS each, between two processes of this guest, on
+#   rxe  - the kernel's rdma_rxe: both ends on rxe0, the client calling the guest's own
+#          address (rxe loops a packet to its own GID back inside the driver: no netdev);
+#   dpv  - dpverbs (BUILD/compat/dpv-run): one process on each end of a veth pair of the
+#          guest (net_af_packet), addresses 10.77.0.1 and 10.77.0.2, hugepages of the guest.
+#          ib_send_bw: both sides poll their CQs (direct progress), the server on lcore 0, the
+#          client on lcore 1. ib_write_bw: the server polls nothing (it waits in read()), so
+#          its responder runs on a service lcore (progress = 1, lcore 1; its main thread,
+#          asleep, on 0), the client on lcore 0: left to the library's keeper thread, whose
+#          50 us naps are milliseconds under TCG, the target would be the bottleneck
+#          (doc/roce.md, "A passive target").
+# ROUNDS rounds, rxe and dpv alternating within each. One line per run on stdout:
+#   RESULT tool size impl round BW_MBps Mpps exit_server exit_client
+# (the client's BW average and message rate; "- -" when it printed no result line).
+# Never fails on a number; exits 1 when the setup fails.
+build=$1 size=$2 iters=$3 rounds=$4
+tmp=/tmp/rcbench.$$
+mkdir -p "$tmp"
+
+setup() {
+	[ -e /sys/class/net/dv0 ] && return 0
+	modprobe -d "$dpv_mods" -S "$dpv_kver" veth || return 1
+	ip link add dv0 type veth peer name dv1 || return 1
+	for i in dv0 dv1; do
+		sysctl -qw net.ipv6.conf.$i.disable_ipv6=1
+		ip link set $i up
+	done
+	mkdir -p /dev/hugepages
+	grep -q hugetlbfs /proc/mounts || mount -t hugetlbfs nodev /dev/hugepages
+	echo 256 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+	grep HugePages_Free /proc/meminfo
+}
+
+# Until something listens on TCP port $1 (at most 60 s) or process $2 ends.
+listening() {
+	t=0
+	while ! ss -Hltn "sport = :$1" | grep -q .; do
+		kill -0 "$2" 2>/dev/null || return 1
+		t=$((t + 1))
+		[ $t -gt 600 ] && return 1
+		sleep 0.1
+	done
+}
+
+port=20000
+# one TOOL IMPL ROUND: a run, again (3 tries in all) while perftest cannot time its report
+# ("Can't produce a report": its TSC-vs-gettimeofday fit fails under TCG on a loaded host).
+one() {
+	try=1
+	while :; do
+		run1 "$@"
+		grep -q "Can't produce a report" "$tmp/cli" "$tmp/srv" && [ $try -lt 3 ] || break
+		try=$((try + 1))
+	done
+	if [ -n "$line" ]; then
+		# (perftest's stderr may run into its last column: the number alone)
+		set -- $line
+		echo "RESULT $tool $size $impl $round $(echo "$4" | grep -o '^[0-9.]*') $(echo "$5" | grep -o '^[0-9.]*') $src $crc"
+	else
+		echo "RESULT $tool $size $impl $round - - $src $crc"
+		sed "s/^/  $impl client: /" "$tmp/cli"
+		sed "s/^/  $impl server: /" "$tmp/srv"
+	fi
+}
+
+run1() {
+	tool=$1 impl=$2 round=$3
+	port=$((port + 1))
+	args="-x 1 -s $size -n $iters -p $port"
+	if [ "$impl" = rxe ]; then
+		$tool -d rxe0 $args > "$tmp/srv" 2>&1 &
+		srv=$!
+		listening $port $srv
+		timeout 300 $tool -d rxe0 $args 10.98.0.2 > "$tmp/cli" 2>&1
+		crc=$?
+	else
+		eal="--in-memory --log-level=lib.eal:error --log-level=lib.telemetry:error --log-level=pmd.net.af_packet:error"
+		sconf=$tmp/a.conf slc=0 clc=1
+		[ $tool = ib_write_bw ] && sconf=$tmp/a_service.conf slc=0,1 clc=0
+		DPV_CONFIG=$sconf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv0,framecnt=8192 -l $slc $eal" \
+			"$build/compat/dpv-run" $tool -d dpv_net_af_packet0 $args > "$tmp/srv" 2>&1 &
+		srv=$!
+		listening $port $srv
+		DPV_CONFIG=$tmp/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv1,framecnt=8192 -l $clc $eal" \
+			timeout 300 "$build/compat/dpv-run" $tool -d dpv_net_af_packet0 $args 127.0.0.1 \
+			> "$tmp/cli" 2>&1
+		crc=$?
+	fi
+	t=0
+	while kill -0 $srv 2>/dev/null && [ $t -lt 300 ]; do t=$((t + 1)); sleep 0.1; done
+	kill $srv 2>/dev/null
+	wait $srv
+	src=$?
+	line=$(grep -E "^ *$size +$iters +[0-9]" "$tmp/cli" | head -1)
+}
+
+setup || { echo "guest_rc_bench: setup failed"; exit 1; }
+printf 'port_addr = net_af_packet0 10.77.0.1\n' > "$tmp/a.conf"
+printf 'port_addr = net_af_packet0 10.77.0.1\nprogress = 1\n' > "$tmp/a_service.conf"
+printf 'port_addr = net_af_packet0 10.77.0.2\n' > "$tmp/b.conf"
+r=1
+while [ $r -le "$rounds" ]; do
+	for tool in ib_write_bw ib_send_bw; do
+		one $tool rxe $r
+		one $tool dpv $r
+	done
+	r=$((r + 1))
+done
+rm -rf "$tmp"
