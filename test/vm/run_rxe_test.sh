@@ -34,7 +34,7 @@ command -v qemu-system-x86_64 > /dev/null ||
 [ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
 tools="depmod cpio dpkg-deb tc tshark ss ibv_ud_pingpong ibv_rc_pingpong rdma"
 [ "$mode" = bench ] && tools="$tools ib_write_bw ib_send_bw dpdk-hugepages.py"
-[ "$mode" = rc ] && tools="$tools ibv_uc_pingpong ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat"
+[ "$mode" = rc ] && tools="$tools ibv_uc_pingpong ibv_srq_pingpong ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat"
 for t in $tools; do
 	command -v $t > /dev/null || { echo "FAIL: $t is missing (apt-get install kmod cpio" \
 		"iproute2 tshark ibverbs-utils)"; exit 1; }
@@ -70,6 +70,8 @@ rc_steps=(
 	"rc_pp_ipv6 server pp:20 ibv_rc_pingpong -g 2 -s 4096 -n 20"
 	"uc_pp_server server pp:20 ibv_uc_pingpong -g 1 -s 2500 -n 20"
 	"uc_pp_client client pp:20 ibv_uc_pingpong -g 1 -s 2500 -n 20"
+	"srq_pp_server server pp:20 ibv_srq_pingpong -g 1 -s 2500 -n 20"
+	"srq_pp_client client pp:20 ibv_srq_pingpong -g 1 -s 2500 -n 20"
 	"write_bw_dpv server pt:200 ib_write_bw -x 1 -s 8192 -n 200"
 	"write_bw_rxe client pt:200 ib_write_bw -x 1 -s 8192 -n 200"
 	"read_bw_dpv server pt:200 ib_read_bw -x 1 -o 16 -s 8192 -n 200"
