@@ -287,7 +287,8 @@ void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *cq,
 		 * this moment is seen by the next poll, and the post itself progresses it); a
 		 * service-mode QP's service lcore does this (the look at its cursor would cost a
 		 * cache line from that core per poll), unless it gets no CPU */
-		if ((!qp->service && __atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
+		if ((!__atomic_load_n(&qp->service, __ATOMIC_RELAXED) &&
+		     __atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) ==
 				     __atomic_load_n(&qp->sq.head, __ATOMIC_RELAXED)) ||
 		    !may_progress(qp, cq, ch))
 			continue;

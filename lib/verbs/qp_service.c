@@ -203,7 +203,8 @@ DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)
 	/* in RESET nothing is queued: off the service first, then switch */
 	dpv__service_qp_del(qp);
 	dpv__qp_lock(qp);
-	qp->service = mode == DPV_PROGRESS_SERVICE;
+	/* read without the lock by pollers looking for work (progress.c) */
+	__atomic_store_n(&qp->service, mode == DPV_PROGRESS_SERVICE, __ATOMIC_RELAXED);
 	dpv__qp_unlock(qp);
 	return 0;
 }
