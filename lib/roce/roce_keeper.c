@@ -62,7 +62,7 @@ static bool keep_one(struct dpv_roce_port *rp, uint32_t *seen)
 	for (int i = 0; i < KEEP_BURSTS; i++) {
 		before = now;
 		dpv__port_rx_poll(dev);
-		dpv__timers_poll(&dev->timers);
+		dpv__device_timers_poll(dev);
 		now = roce_frames(dev);
 		if (now == before)
 			break;

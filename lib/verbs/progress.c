@@ -201,6 +201,40 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 		dpv__rxq_poll(dev, &dev->rxqs[i]);
 }
 
+/* Is a receive queue of @dev held by a poller that has made no progress since the last look?
+ * That thread was descheduled in the middle of a burst (on a loaded host: for 100 ms and
+ * more, measured), and the frames it holds or has not dequeued yet may be the very
+ * acknowledgements an RC timer would give up waiting for: with a 16 ms ACK timeout, seven
+ * retries went by while the answers sat in our own queue (rc_loss, RETRY_EXC_ERR). A local
+ * ACK timeout counts time during which the receive side was served, as a NIC's does. A
+ * thread polling a queue without pause takes its lock again and again (its poll count
+ * moves): it never looks stalled for longer than one look. */
+static bool rx_stalled(struct dpv_device *dev)
+{
+	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
+	bool stalled = false;
+
+	for (uint16_t i = 0; i < nb; i++) {
+		struct dpv_rxq *q = &dev->rxqs[i];
+		uint32_t polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
+
+		if (__atomic_load_n(&q->lock.locked, __ATOMIC_RELAXED) &&
+		    polls == __atomic_load_n(&q->stall_polls, __ATOMIC_RELAXED))
+			stalled = true;
+		if (polls != __atomic_load_n(&q->stall_polls, __ATOMIC_RELAXED))
+			__atomic_store_n(&q->stall_polls, polls, __ATOMIC_RELAXED);
+	}
+	return stalled;
+}
+
+unsigned int dpv__device_timers_poll(struct dpv_device *dev)
+{
+	/* nothing armed (RAW only): one load, as before */
+	if (__atomic_load_n(&dev->timers.next, __ATOMIC_RELAXED) == UINT64_MAX || rx_stalled(dev))
+		return 0;
+	return dpv__timers_poll(&dev->timers);
+}
+
 /* Polling @cq: the receive queues that fed it lately (its home) and those this thread polls
  * anyway or nobody does; a queue another thread polls is left to it while that thread goes on
  * polling it (its poll count is read, one such queue every round in turn). The home is what
@@ -307,5 +341,5 @@ void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *cq,
 		cq_rx_poll(ctx->dev, cq);
 	else
 		dpv__port_rx_poll(ctx->dev);
-	dpv__timers_poll(&ctx->dev->timers);
+	dpv__device_timers_poll(ctx->dev);
 }

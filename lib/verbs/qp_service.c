@@ -70,7 +70,7 @@ static unsigned int port_service(void *arg)
 		dpv__port_rx_poll(dev);
 		busy++;
 	}
-	return busy + dpv__timers_poll(&dev->timers);
+	return busy + dpv__device_timers_poll(dev);
 }
 
 /* The array lock for a control path: the service lcore, which takes it again right after

@@ -56,6 +56,7 @@ struct dpv_rxq {
 	dpv_spinlock_t lock;
 	uint16_t id;
 	uint32_t polls;                    /* polls so far (others read it: cq_rx_poll) */
+	uint32_t stall_polls;              /* polls at the last stall look (rx_stalled) */
 	uint64_t frames, unsteered, no_wqe;
 	uint64_t cyc[DPV_RXC_STAGES];      /* with cycle_stats: TSC cycles per receive stage */
 	/* the thread that polled it last (pthread_self): written when it changes, read by every
@@ -1052,6 +1053,9 @@ void dpv__qp_fail(struct dpv_qp *qp);
 void dpv__port_rx_poll(struct dpv_device *dev);
 /* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
 void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
+/* The port's timers (RC's ACK and RNR timers), unless a receive queue is held by a poller
+ * that made no progress since the last look: returns how many fired. */
+unsigned int dpv__device_timers_poll(struct dpv_device *dev);
 /* Set by a thread that polls ports only now and then (the keeper, a resolve waiting for a
  * reply): its polls deliver, but never make it a queue's poller, to which the threads
  * polling CQs would then leave the queue (progress.c, cq_rx_poll). */
