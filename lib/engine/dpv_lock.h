@@ -41,6 +41,12 @@ static inline int dpv__spinlock_trylock(dpv_spinlock_t *l)
 	       !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
 }
 
+/* Whether somebody holds it now (a racy look, for heuristics). */
+static inline int dpv__spinlock_is_locked(dpv_spinlock_t *l)
+{
+	return __atomic_load_n(&l->locked, __ATOMIC_RELAXED);
+}
+
 static inline void dpv__spinlock_unlock(dpv_spinlock_t *l)
 {
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);

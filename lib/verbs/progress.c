@@ -218,10 +218,9 @@ static bool rx_stalled(struct dpv_device *dev)
 		struct dpv_rxq *q = &dev->rxqs[i];
 		uint32_t polls = __atomic_load_n(&q->polls, __ATOMIC_RELAXED);
 
-		if (__atomic_load_n(&q->lock.locked, __ATOMIC_RELAXED) &&
-		    polls == __atomic_load_n(&q->stall_polls, __ATOMIC_RELAXED))
-			stalled = true;
-		if (polls != __atomic_load_n(&q->stall_polls, __ATOMIC_RELAXED))
+		if (polls == __atomic_load_n(&q->stall_polls, __ATOMIC_RELAXED))
+			stalled |= dpv__spinlock_is_locked(&q->lock);
+		else
 			__atomic_store_n(&q->stall_polls, polls, __ATOMIC_RELAXED);
 	}
 	return stalled;
@@ -229,7 +228,8 @@ static bool rx_stalled(struct dpv_device *dev)
 
 unsigned int dpv__device_timers_poll(struct dpv_device *dev)
 {
-	/* nothing armed (RAW only): one load, as before */
+	/* nothing armed (RAW only): one load, as before; with a timer armed the look runs on
+	 * every progress, so a stall is seen from its start, not from the next deadline */
 	if (__atomic_load_n(&dev->timers.next, __ATOMIC_RELAXED) == UINT64_MAX || rx_stalled(dev))
 		return 0;
 	return dpv__timers_poll(&dev->timers);
