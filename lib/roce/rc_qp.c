@@ -148,6 +148,8 @@ static int rc_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	}
 	qp->lim.ip_csum = false;
 	qp->lim.frame_sends = false;
+	/* XRC QPs receive only into the XRC SRQs their requests name: ibv_post_recv refuses */
+	qp->no_rq = qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV;
 	/* its timer and the receive side run on other threads than the application's: a QP in
 	 * a thread domain keeps its lock all the same */
 	qp->lockless = false;

@@ -108,9 +108,8 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	dpv__qp_lock(qp);
 	head = rq->head;
 	room = rq->max_wr - (head - rq->tail);
-	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL ||
-	    qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV)
-		rc = EINVAL;                 /* with an SRQ (XRC: always) receives come from there */
+	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL || qp->no_rq)
+		rc = EINVAL;                 /* receives come from an SRQ (XRC: the one named) */
 	for (; rc == 0 && wr != NULL; wr = wr->next) {
 		uint32_t slot = head & rq->mask, nsge = (uint32_t)wr->num_sge;  /* < 0: huge */
 		struct ibv_sge *sge = &rq->sge[(size_t)slot * rq->max_sge];

@@ -759,6 +759,8 @@ struct dpv_qp {
 				    * the SRQ of the message under way (lib/roce/rc_glue.c) */
 	struct dpv_xrcd *xrcd;     /* XRC_RECV: its domain */
 	struct dpv_cq *own_rcq;    /* the recv_cq it was created with (XRC_RECV: none) */
+	bool no_rq;                /* set by the transport's create: no receive queue of its own
+				    * to post to (XRC: receives come from the SRQs messages name) */
 	int nb_flows;
 	enum ibv_qp_state state;
 	enum ibv_qp_type type;

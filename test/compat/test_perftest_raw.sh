@@ -3,18 +3,14 @@
 # dpv-run: raw_ethernet_bw sends its frames (tshark counts them in the pcap its net_pcap port
 # wrote, with the MACs asked for) and exits 0 (it failed closing its context while dpverbs'
 # ibv_close_device refused); raw_ethernet_fs_rate creates and destroys its flows and reports.
-set -u
 run=$1
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 for t in raw_ethernet_bw raw_ethernet_fs_rate; do
 	check "$t installed (apt-get install perftest; ./dpv.sh does)" "command -v $t > /dev/null"
 done
-quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning'
 macs='-B 02:00:00:00:00:01 -E 02:00:00:00:00:02'
 
-DPV_EAL_ARGS="--vdev=net_pcap0,tx_pcap=$dir/bw.pcap $quiet" \
+DPV_EAL_ARGS="--vdev=net_pcap0,tx_pcap=$dir/bw.pcap $QUIET" \
 	timeout 120 "$run" raw_ethernet_bw -d dpv_net_pcap0 -P $macs -n 1000 -s 128 > "$dir/bw" 2>&1
 rc=$?
 check "raw_ethernet_bw --client exits 0 (rc $rc)" "[ $rc -eq 0 ]"
@@ -28,11 +24,10 @@ m=$(tshark -r "$dir/bw.pcap" -T fields -e eth.src -e eth.dst -e frame.len 2>/dev
 check "every frame 02:00:00:00:00:01 -> 02:00:00:00:00:02, 124 bytes + FCS (got $m)" \
 	"[ '$m' = '02:00:00:00:00:01 02:00:00:00:00:02 124' ]"
 
-DPV_EAL_ARGS="--vdev=net_null0 $quiet" \
+DPV_EAL_ARGS="--vdev=net_null0 $QUIET" \
 	timeout 120 "$run" raw_ethernet_fs_rate -d dpv_net_null0 -P $macs -n 200 > "$dir/fs" 2>&1
 rc=$?
 check "raw_ethernet_fs_rate exits 0 (rc $rc)" "[ $rc -eq 0 ]"
 check "raw_ethernet_fs_rate reports 200 flows and a flow rate" \
 	"grep -Eq '^200([[:space:]]+[0-9.]+){5}' '$dir/fs'"
-echo "perftest raw: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "perftest raw"

@@ -11,54 +11,22 @@
 # machine): each port gets framecnt=8192 and every bandwidth test sends fewer frames than
 # that (ib_send_bw -c UC: 1000 messages of 4 packets; -c UD: 2000 datagrams), so the ring
 # holds them all whatever the scheduler does (doc/compat.md, "UC and UD bandwidth").
-set -u
 run=$1
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
-command -v ib_send_bw > /dev/null || { echo "perftest missing"; exit 77; }
-a=dpvua$$; b=dpvub$$
-dir=$(mktemp -d)
-srv=
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
-printf 'port_addr = net_af_packet0 10.75.0.1\n' > "$dir/a.conf"
-printf 'port_addr = net_af_packet0 10.75.0.2\n' > "$dir/b.conf"
-quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
-if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi
+. "$(dirname "$0")/lib.sh"
+require perftest ib_send_bw
+pair_up dpvu 10.75.0
+eal_a="$eal_a,framecnt=8192 -l 0 --in-memory"; eal_b="$eal_b,framecnt=8192 -l $ccpu --in-memory"
 port=$((31000 + $$ % 10000))
 one() {
 	tool=$1; c=$2; n=$3; shift 3
 	ev=$(echo " $*" | grep -o ' -e$\| -e ')    # completion events (ibv_get_cq_event)
 	name="$tool -c $c${ev% }"
 	port=$((port + 1))
-	out=$dir/$tool.$c${ev:+.e}
-	DPV_CONFIG=$dir/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a,framecnt=8192 -l 0 --in-memory $quiet" \
-		timeout 100 "$run" "$tool" -d dpv_net_af_packet0 -x 1 -c $c -p $port "$@" > "$out.srv" 2>&1 &
-	srv=$!
-	sleep 2
-	DPV_CONFIG=$dir/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$b,framecnt=8192 -l $ccpu --in-memory $quiet" \
-		timeout 100 "$run" "$tool" -d dpv_net_af_packet0 -x 1 -c $c -p $port "$@" 127.0.0.1 > "$out.cli" 2>&1
-	crc=$?
-	wait "$srv"
-	src=$?
-	srv=
-	check "$name: client exits 0" "[ $crc -eq 0 ]"
-	check "$name: server exits 0" "[ $src -eq 0 ]"
+	args="-d dpv_net_af_packet0 -x 1 -c $c -p $port $*"
+	run_pair "$name" "$tool" $args -- "$tool" $args 127.0.0.1
 	check "$name: the client's result line" "grep -qE '^ *[0-9]+ +$n ' '$out.cli'"
 	check "$name: the client's connection type" "grep -q 'Connection type : $c' '$out.cli'"
 	grep -a -E -B1 '^ *[0-9]+ +[0-9]+ ' "$out.cli" | sed "s/^/$name: /"
-	[ $crc -eq 0 ] && [ $src -eq 0 ] || { echo "--- server"; cat -v "$out.srv";
-		echo "--- client"; cat -v "$out.cli"; }
 }
 one ib_send_bw UC 1000 -n 1000 -s 4096
 one ib_write_bw UC 2000 -n 2000 -s 4096
@@ -68,5 +36,4 @@ one ib_send_bw UD 2000 -n 2000 -s 1024
 one ib_send_lat UD 500 -n 500 -s 64
 one ib_send_bw UD 1000 -n 1000 -s 1024 -e
 one ib_send_lat RC 200 -n 200 -s 64 -e
-echo "perftest_ucud: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish perftest_ucud

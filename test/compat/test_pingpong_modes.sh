@@ -14,73 +14,38 @@
 # - the options of device features dpverbs lacks, one process each on net_null: -o, -O and
 #   -o -P (on-demand paging) and -j (device memory) must fail as rdma-core's tools fail on a
 #   device without them (rxe): exit 1 with rc_pingpong's own message.
-set -u
 run=$1
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
-for t in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong; do
-	command -v $t > /dev/null || { echo "$t missing (ibverbs-utils)"; exit 77; }
-done
-a=dpvma$$; b=dpvmb$$
-dir=$(mktemp -d)
-srv=
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
-printf 'port_addr = net_af_packet0 10.76.0.1\n' > "$dir/a.conf"
-printf 'port_addr = net_af_packet0 10.76.0.2\n' > "$dir/b.conf"
-quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
-if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi
+. "$(dirname "$0")/lib.sh"
+require ibverbs-utils ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong
+pair_up dpvm 10.76.0
+eal_a="$eal_a -l 0"; eal_b="$eal_b -l $ccpu"
+PAIR_TIMEOUT=60
 port=$((21000 + $$ % 10000))
-n=0
 # pair NAME TOOL OPTIONS...: server and client, both must exit 0 after 50 iterations
 pair() {
 	name=$1; tool=$2; shift 2
-	n=$((n + 1)); port=$((port + 1))
+	port=$((port + 1))
 	args="-d dpv_net_af_packet0 -g 1 -n 50 -c -p $port $*"
-	DPV_CONFIG=$dir/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a -l 0 $quiet" \
-		timeout 60 "$run" $tool $args > "$dir/srv$n" 2>&1 &
-	srv=$!
-	sleep 2
-	DPV_CONFIG=$dir/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$b -l $ccpu $quiet" \
-		timeout 60 "$run" $tool $args 127.0.0.1 > "$dir/cli$n" 2>&1
-	crc=$?
-	wait "$srv"
-	src=$?
-	srv=
-	check "$name: client exits 0" "[ $crc -eq 0 ]"
-	check "$name: server exits 0" "[ $src -eq 0 ]"
-	check "$name: client: 50 iterations" "grep -q '^50 iters in' '$dir/cli$n'"
-	check "$name: server: 50 iterations" "grep -q '^50 iters in' '$dir/srv$n'"
-	grep -h -a 'iters in' "$dir/cli$n" | sed "s/^/$name: /"
-	[ $crc -eq 0 ] && [ $src -eq 0 ] || { echo "--- server"; cat -v "$dir/srv$n";
-		echo "--- client"; cat -v "$dir/cli$n"; }
-	last=$n
+	run_pair "$name" $tool $args -- $tool $args 127.0.0.1
+	check "$name: client: 50 iterations" "grep -q '^50 iters in' '$out.cli'"
+	check "$name: server: 50 iterations" "grep -q '^50 iters in' '$out.srv'"
+	grep -h -a 'iters in' "$out.cli" | sed "s/^/$name: /"
 }
 pair "uc" ibv_uc_pingpong
 check "uc: RoCE v2 IPv4 GIDs on both sides" \
-	"grep -q 'local address:.*GID ::ffff:10.76.0.2' '$dir/cli$last' && grep -q 'remote address:.*GID ::ffff:10.76.0.1' '$dir/cli$last'"
+	"grep -q 'local address:.*GID ::ffff:10.76.0.2' '$out.cli' && grep -q 'remote address:.*GID ::ffff:10.76.0.1' '$out.cli'"
 pair "uc -e" ibv_uc_pingpong -e
 pair "rc -e" ibv_rc_pingpong -e
 pair "ud -e" ibv_ud_pingpong -e
 pair "rc -t" ibv_rc_pingpong -t
 check "rc -t: receive completion timestamps" \
-	"grep -Eq '^Average receive completion clock cycles = [0-9]' '$dir/cli$last'"
+	"grep -Eq '^Average receive completion clock cycles = [0-9]' '$out.cli'"
 pair "rc -N" ibv_rc_pingpong -N
 pair "rc -t -N -e" ibv_rc_pingpong -t -N -e
 # device features dpverbs does not have: refused before any connection, as on rxe
 refuse() {
 	name=$1; msg=$2; shift 2
-	DPV_EAL_ARGS="--vdev=net_null0 $quiet" timeout 60 "$run" ibv_rc_pingpong -d dpv_net_null0 \
+	DPV_EAL_ARGS="--vdev=net_null0 $QUIET" timeout 60 "$run" ibv_rc_pingpong -d dpv_net_null0 \
 		"$@" > "$dir/refuse" 2>&1
 	rc=$?
 	check "$name: exits 1" "[ $rc -eq 1 ]"
@@ -91,5 +56,4 @@ refuse "rc -o" "The device isn't ODP capable" -o
 refuse "rc -O" "The device isn't ODP capable" -O
 refuse "rc -o -P" "The device isn't ODP capable" -o -P
 refuse "rc -j" "Device doesn't support dm allocation" -j
-echo "pingpong_modes: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish pingpong_modes

@@ -11,50 +11,19 @@
 # other tests (or VMs) it was seen to wake 0.3-1.6 s late; at 67 ms the peer then ran out of
 # retries (IBV_WC_RETRY_EXC_ERR, as a RoCE NIC's requester does when its peer stops
 # answering). doc/roce.md, "The keeper".
-set -u
 run=$1
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
-command -v ib_write_bw > /dev/null || { echo "perftest missing"; exit 77; }
-a=dpvta$$; b=dpvtb$$
-dir=$(mktemp -d)
-srv=
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
-printf 'port_addr = net_af_packet0 10.79.0.1\n' > "$dir/a.conf"
-printf 'port_addr = net_af_packet0 10.79.0.2\n' > "$dir/b.conf"
-quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
-if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi
+. "$(dirname "$0")/lib.sh"
+require perftest ib_write_bw
+pair_up dpvt 10.79.0
+eal_a="$eal_a,framecnt=8192 -l 0 --in-memory"; eal_b="$eal_b,framecnt=8192 -l $ccpu --in-memory"
 port=$((30000 + $$ % 10000))
 one() {
 	tool=$1; n=$2; shift 2
 	port=$((port + 1))
-	DPV_CONFIG=$dir/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a,framecnt=8192 -l 0 --in-memory $quiet" \
-		timeout 100 "$run" "$tool" -d dpv_net_af_packet0 -x 1 -u 18 -p $port "$@" > "$dir/$tool.srv" 2>&1 &
-	srv=$!
-	sleep 2
-	DPV_CONFIG=$dir/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$b,framecnt=8192 -l $ccpu --in-memory $quiet" \
-		timeout 100 "$run" "$tool" -d dpv_net_af_packet0 -x 1 -u 18 -p $port "$@" 127.0.0.1 > "$dir/$tool.cli" 2>&1
-	crc=$?
-	wait "$srv"
-	src=$?
-	srv=
-	check "$tool: client exits 0" "[ $crc -eq 0 ]"
-	check "$tool: server exits 0" "[ $src -eq 0 ]"
-	check "$tool: the client's result line" "grep -qE '^ *[0-9]+ +$n ' '$dir/$tool.cli'"
-	grep -E -B1 '^ *[0-9]+ +[0-9]+ ' "$dir/$tool.cli" | sed "s/^/$tool: /"
-	[ $crc -eq 0 ] && [ $src -eq 0 ] || { echo "--- server"; cat "$dir/$tool.srv";
-		echo "--- client"; cat "$dir/$tool.cli"; }
+	args="-d dpv_net_af_packet0 -x 1 -u 18 -p $port $*"
+	run_pair "$tool" "$tool" $args -- "$tool" $args 127.0.0.1
+	check "$tool: the client's result line" "grep -qE '^ *[0-9]+ +$n ' '$out.cli'"
+	grep -E -B1 '^ *[0-9]+ +[0-9]+ ' "$out.cli" | sed "s/^/$tool: /"
 }
 one ib_write_bw 2000 -n 2000 -s 4096
 one ib_read_bw 2000 -n 2000 -s 4096
@@ -63,5 +32,4 @@ one ib_atomic_bw 2000 -n 2000
 one ib_write_lat 500 -n 500 -s 64
 one ib_read_lat 500 -n 500 -s 64
 one ib_send_lat 500 -n 500 -s 64
-echo "rc_perftest: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish rc_perftest

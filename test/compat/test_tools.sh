@@ -2,22 +2,18 @@
 # rdma-core's device tools, Debian's binaries unmodified, on dpverbs through dpv-run: the
 # devices and every attribute ibv_devinfo -v prints, the port of the vdev given, GIDs with
 # their type; the dynamic linker loads dpverbs' libibverbs.so.1 and never the system's.
-set -u
 run=$1
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 for t in ibv_devices ibv_devinfo; do
 	check "$t installed (apt-get install ibverbs-utils; ./dpv.sh does)" "command -v $t > /dev/null"
 done
-quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning'
 
-DPV_EAL_ARGS="--vdev=net_null0 $quiet" "$run" ibv_devices > "$dir/devices" 2>&1
+DPV_EAL_ARGS="--vdev=net_null0 $QUIET" "$run" ibv_devices > "$dir/devices" 2>&1
 check "dpv-run ibv_devices exits 0" "[ $? -eq 0 ]"
 check "ibv_devices lists dpv_net_null0 with a GUID" \
 	"grep -Eq '^ +dpv_net_null0[[:space:]]+[0-9a-f]{16}' '$dir/devices'"
 
-DPV_EAL_ARGS="--vdev=net_pcap0,tx_pcap=$dir/out.pcap $quiet" "$run" ibv_devinfo -v > "$dir/v" 2>&1
+DPV_EAL_ARGS="--vdev=net_pcap0,tx_pcap=$dir/out.pcap $QUIET" "$run" ibv_devinfo -v > "$dir/v" 2>&1
 check "dpv-run ibv_devinfo -v exits 0 (it crashed with LD_PRELOAD)" "[ $? -eq 0 ]"
 check "ibv_devinfo -v: hca_id dpv_net_pcap0" "grep -q 'hca_id:.*dpv_net_pcap0' '$dir/v'"
 check "ibv_devinfo -v: firmware names the PMD" "grep -q 'fw_ver:.*net_pcap' '$dir/v'"
@@ -30,7 +26,7 @@ check "ibv_devinfo -v: 16 GID entries, no address (none configured)" \
 
 # the port's addresses from the configuration, as the GIDs rxe would give them
 printf 'port_addr = net_null0 10.9.8.7 fd00::7\n' > "$dir/addr.conf"
-DPV_CONFIG="$dir/addr.conf" DPV_EAL_ARGS="--vdev=net_null0 $quiet" "$run" ibv_devinfo -v \
+DPV_CONFIG="$dir/addr.conf" DPV_EAL_ARGS="--vdev=net_null0 $QUIET" "$run" ibv_devinfo -v \
 	> "$dir/addr" 2>&1
 check "ibv_devinfo -v: GID 1 ::ffff:10.9.8.7, RoCE v2 (configured IPv4)" \
 	"grep -Eq 'GID\[ *1\]:[[:space:]]*::ffff:10.9.8.7, RoCE v2' '$dir/addr'"
@@ -46,7 +42,7 @@ lib=$(dirname "$run")
 LD_LIBRARY_PATH=$lib ldd "$(command -v ibv_devinfo)" > "$dir/ldd" 2>&1
 check "ldd under dpv-run's path resolves libibverbs.so.1 to $lib" \
 	"grep 'libibverbs.so.1 =>' '$dir/ldd' | grep -q '$lib/libibverbs.so.1'"
-DPV_EAL_ARGS="--vdev=net_null0 $quiet" LD_DEBUG=libs "$run" ibv_devinfo > "$dir/ld" 2>&1
+DPV_EAL_ARGS="--vdev=net_null0 $QUIET" LD_DEBUG=libs "$run" ibv_devinfo > "$dir/ld" 2>&1
 check "LD_DEBUG: dpverbs' libibverbs.so.1 initialised" \
 	"grep 'calling init:' '$dir/ld' | grep -q '$lib/libibverbs.so.1'"
 check "LD_DEBUG: the system's libibverbs never loaded" \
@@ -54,5 +50,4 @@ check "LD_DEBUG: the system's libibverbs never loaded" \
 check "LD_DEBUG: no rdma-core provider plugin (libmlx5-rdmav34.so…) loaded" \
 	"! grep 'calling init:' '$dir/ld' | grep -q rdmav"
 check "ibv_devinfo under LD_DEBUG still exits 0" "grep -q 'hca_id:.*dpv_net_null0' '$dir/ld'"
-echo "tools: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish tools

@@ -8,32 +8,14 @@
 # remote_srqn names the peer's SRQ, over the veth pair with a RoCE v2 GID (-g 1), polling and
 # sleeping on events (-e). The capture on the veth (dumpcap, read by tshark) shows the XRC opcodes and, four
 # bytes after the BTH, the XRCETH naming the receiver's SRQ number.
-set -u
 run=$1
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
-command -v ibv_xsrq_pingpong > /dev/null || { echo "ibv_xsrq_pingpong missing (ibverbs-utils)"; exit 77; }
-a=dpvxa$$; b=dpvxb$$
-dir=$(mktemp -d)
-srv=; cap=
+. "$(dirname "$0")/lib.sh"
+require ibverbs-utils ibv_xsrq_pingpong
+cap=
 had_domain=false; [ -e /tmp/xrc_domain ] && had_domain=true   # the tool's domain file
-cleanup() {
-	$had_domain || rm -f /tmp/xrc_domain
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	[ -n "$cap" ] && kill "$cap" 2>/dev/null
-	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
-printf 'port_addr = net_af_packet0 10.80.0.1\n' > "$dir/a.conf"
-printf 'port_addr = net_af_packet0 10.80.0.2\n' > "$dir/b.conf"
-quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
+at_exit '$had_domain || rm -f /tmp/xrc_domain'
+at_exit '[ -n "$cap" ] && kill "$cap" 2>/dev/null'
+pair_up dpvx 10.80.0
 port=$((20000 + ($$ + 7000) % 10000))
 k=0
 for mode in poll events; do
@@ -47,30 +29,19 @@ for mode in poll events; do
 		cap=$!
 		sleep 2
 	fi
-	DPV_CONFIG=$dir/a.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a $quiet" \
-		timeout 100 "$run" stdbuf -oL ibv_xsrq_pingpong $args > "$dir/server$mode" 2>&1 &
-	srv=$!
-	sleep 2
-	DPV_CONFIG=$dir/b.conf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$b $quiet" \
-		timeout 100 "$run" stdbuf -oL ibv_xsrq_pingpong $args 127.0.0.1 > "$dir/client$mode" 2>&1
-	crc=$?
-	wait "$srv"
-	src=$?
-	srv=
+	run_pair $mode stdbuf -oL ibv_xsrq_pingpong $args -- stdbuf -oL ibv_xsrq_pingpong $args 127.0.0.1
 	if [ -n "$cap" ]; then
 		sleep 1
 		kill "$cap"; wait "$cap" 2>/dev/null; cap=
 	fi
-	check "$mode: client exits 0" "[ $crc -eq 0 ]"
-	check "$mode: server exits 0" "[ $src -eq 0 ]"
-	check "$mode: client: success" "grep -q '^success' '$dir/client$mode'"
-	check "$mode: server: success" "grep -q '^success' '$dir/server$mode'"
+	check "$mode: client: success" "grep -q '^success' '$out.cli'"
+	check "$mode: server: success" "grep -q '^success' '$out.srv'"
 	check "$mode: IPv4 GIDs on both sides" \
-		"grep -q 'local:.*GID ::ffff:10.80.0.2' '$dir/client$mode' && grep -q 'remote:.*GID ::ffff:10.80.0.1' '$dir/client$mode'"
+		"grep -q 'local:.*GID ::ffff:10.80.0.2' '$out.cli' && grep -q 'remote:.*GID ::ffff:10.80.0.1' '$out.cli'"
 done
 if [ -f "$dir/cap.pcap" ]; then
 	# the client's SRQ number, as it printed it (hex); every XRC SEND the server sent names it
-	srqn=$(sed -n 's/.*local:.*SRQN \([0-9a-f]*\),.*/\1/p' "$dir/clientpoll")
+	srqn=$(sed -n 's/.*local:.*SRQN \([0-9a-f]*\),.*/\1/p' "$dir/poll.cli")
 	tshark -r "$dir/cap.pcap" -T fields -e udp.payload 2> /dev/null > "$dir/payloads"
 	# BTH opcode: byte 0; XRCETH: bytes 12-15 (reserved byte, then the 24-bit SRQ number)
 	sends=$(grep -c '^a[0-4]' "$dir/payloads")
@@ -81,8 +52,4 @@ if [ -f "$dir/cap.pcap" ]; then
 		"[ $named -eq $sends ]"
 	check "capture: XRC ACKs (0xB1) from the client's XRC_RECV QP: $acks" "[ $acks -ge 1 ]"
 fi
-[ $fail -eq 0 ] || for mode in poll events; do
-	echo "--- server $mode"; cat "$dir/server$mode"; echo "--- client $mode"; cat "$dir/client$mode"
-done
-echo "xsrq_pingpong: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish xsrq_pingpong

@@ -20,134 +20,67 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <infiniband/verbs.h>
-#include <dpverbs.h>
 
 #include "fuzz_input.h"
+#include "fuzz_roce_fixture.h"
 #include "roce_wire.h"
 
 #define GUARD 0xA5
 #define QKEY 0x600DF00Du
-#define MARKER_QKEY 0x3A3A3A3Au
 #define AREA (3 * 2048)               /* the receive buffer: three SGE windows */
 #define SGE_ROOM 1600                 /* the most an SGE window takes */
 #define MAX_FRAME 1514
 #define MAX_PAYLOAD 1100
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_cq *cq, *mcq, *rcq;
-static struct ibv_qp *qp, *marker, *raw;
-static struct ibv_mr *mr, *smr;
-static uint8_t *area, *sbuf;
-static uint8_t mac[6], gid[3][16];   /* link-local, 10.3.0.1, fd03::1 */
-
-static void die(const char *what)
-{
-	fprintf(stderr, "fuzz_ud_recv: %s does not hold\n", what);
-	abort();
-}
-
-#define CHECK(cond) do { if (!(cond)) die(#cond); } while (0)
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static struct ibv_mr *mr;
+static uint8_t *area;
 
 static void modify(struct ibv_qp *q, enum ibv_qp_state s)
 {
-	struct ibv_qp_attr a = { .qp_state = s, .port_num = 1,
-				 .qkey = q == marker ? MARKER_QKEY : QKEY };
+	struct ibv_qp_attr a = { .qp_state = s, .port_num = 1, .qkey = QKEY };
 	int mask = IBV_QP_STATE;
 
 	if (s == IBV_QPS_INIT)
-		mask |= q->qp_type == IBV_QPT_UD ? IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY :
-						   IBV_QP_PORT;
-	if (s == IBV_QPS_RTS && q->qp_type == IBV_QPT_UD)
+		mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+	if (s == IBV_QPS_RTS)
 		mask |= IBV_QP_SQ_PSN;
 	if (ibv_modify_qp(q, &a, mask) != 0)
-		die("modify_qp");
+		fx_die("modify_qp");
 }
 
-static struct ibv_qp *make_qp(enum ibv_qp_type type, struct ibv_cq *c)
-{
-	struct ibv_qp_init_attr a = { .send_cq = c, .recv_cq = c, .qp_type = type, .sq_sig_all = 1,
-				      .cap = { .max_send_wr = 64, .max_recv_wr = 16,
-					       .max_send_sge = 1, .max_recv_sge = 3 } };
-	struct ibv_qp *q = ibv_create_qp(pd, &a);
-
-	if (q == NULL)
-		die("create_qp");
-	modify(q, IBV_QPS_INIT);
-	modify(q, IBV_QPS_RTR);
-	modify(q, IBV_QPS_RTS);
-	return q;
-}
-
-/* At exit: every object destroyed (LeakSanitizer, and the pools' count of mbufs still out,
- * then see what the receive path would leak). */
+/* At exit, before the fixture's: the UD QP and its buffer. */
 static void cleanup(void)
 {
-	struct ibv_qp *q[3] = { qp, marker, raw };
-
-	for (int i = 0; i < 3; i++)
-		if (q[i] != NULL && ibv_destroy_qp(q[i]) != 0)
-			fprintf(stderr, "fuzz_ud_recv: ibv_destroy_qp: %s\n", strerror(errno));
+	if (qp != NULL && ibv_destroy_qp(qp) != 0)
+		fprintf(stderr, "fuzz_ud_recv: ibv_destroy_qp: %s\n", strerror(errno));
 	ibv_dereg_mr(mr);
-	ibv_dereg_mr(smr);
 	ibv_destroy_cq(cq);
-	ibv_destroy_cq(mcq);
-	ibv_destroy_cq(rcq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
 	free(area);
-	free(sbuf);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct ibv_device **list;
-	union ibv_gid g;
-	int n = 0;
+	static const char *const addrs[] = { "10.3.0.1", "fd03::1" };   /* GIDs 1 and 2 */
 
-	setenv("DPV_EAL_ARGS", "--vdev=net_ring0 --log-level=lib.eal:error "
-	       "--log-level=lib.telemetry:error", 1);
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1 || (ctx = ibv_open_device(list[0])) == NULL)
-		die("a net_ring device");
-	ibv_free_device_list(list);
-	if (dpv_port_add_addr(ctx, "10.3.0.1") != 0 || dpv_port_add_addr(ctx, "fd03::1") != 0)
-		die("dpv_port_add_addr");
-	for (int i = 0; i < 3; i++) {
-		CHECK(ibv_query_gid(ctx, 1, i, &g) == 0);
-		memcpy(gid[i], g.raw, 16);
-	}
-	CHECK(dpv__roce_gid_to_mac(gid[0], mac) == 0);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	mcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	area = aligned_alloc(4096, 4 * 4096);         /* AREA, then the marker's buffer */
-	sbuf = aligned_alloc(4096, 4 * 4096);
-	CHECK(pd != NULL && cq != NULL && mcq != NULL && rcq != NULL && area && sbuf);
-	mr = ibv_reg_mr(pd, area, AREA + 4096, IBV_ACCESS_LOCAL_WRITE);
-	smr = ibv_reg_mr(pd, sbuf, 4 * 4096, IBV_ACCESS_LOCAL_WRITE);
-	CHECK(mr != NULL && smr != NULL);
-	qp = make_qp(IBV_QPT_UD, cq);
-	marker = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
-		.send_cq = mcq, .recv_cq = mcq, .qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } });
-	CHECK(marker != NULL);
-	modify(marker, IBV_QPS_INIT);
-	modify(marker, IBV_QPS_RTR);
-	raw = make_qp(IBV_QPT_RAW_PACKET, rcq);
-	atexit(cleanup);                          /* after dpverbs' own exit handler: runs first */
+	fx_open("fuzz_ud_recv", addrs, 2);
+	cq = ibv_create_cq(fx.ctx, 64, NULL, NULL, 0);
+	area = aligned_alloc(4096, 2 * 4096);
+	CHECK(cq != NULL && area != NULL);
+	mr = ibv_reg_mr(fx.pd, area, AREA, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL);
+	qp = ibv_create_qp(fx.pd, &(struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 3 } });
+	CHECK(qp != NULL);
+	modify(qp, IBV_QPS_INIT);
+	modify(qp, IBV_QPS_RTR);
+	modify(qp, IBV_QPS_RTS);
+	atexit(cleanup);                          /* runs before the fixture's */
 	return 0;
 }
 
@@ -170,11 +103,11 @@ static size_t template(uint8_t *f, struct fuzz_input *in, uint8_t ctl, uint32_t 
 	len = fuzz_u16(in) % MAX_PAYLOAD;
 	memset(payload, 0x5A, len);
 	fuzz_bytes(in, payload, len);
-	memcpy(p.dmac, mac, 6);
+	memcpy(p.dmac, fx.mac, 6);
 	memcpy(p.smac, "\x02\x00\x00\x00\x00\x09", 6);
 	if (ctl & 2) {
-		memcpy(p.dgid, gid[2], 16);
-		memcpy(p.sgid, gid[2], 16);
+		memcpy(p.dgid, fx.gid[2], 16);
+		memcpy(p.sgid, fx.gid[2], 16);
 		p.sgid[15] = 2;
 		p.flow_label = fuzz_u32(in) & 0xFFFFF;
 	} else {
@@ -185,59 +118,18 @@ static size_t template(uint8_t *f, struct fuzz_input *in, uint8_t ctl, uint32_t 
 	return n > 0 ? (size_t)n : 0;
 }
 
-/* The ICRC where the parser looks for it, made right (after mutations). */
-static void fix_icrc(uint8_t *f, size_t len)
-{
-	struct dpv_roce_frame fr;
-
-	if (dpv__roce_frame_parse(f, len, &fr) == -EILSEQ) {
-		size_t at = (size_t)fr.payload_off + fr.payload_len + fr.h.bth.pad;
-		uint32_t icrc = dpv__roce_icrc(f + fr.l2_len, fr.ipv6, at - fr.l2_len);
-
-		for (int i = 0; i < 4; i++, icrc >>= 8)
-			f[at + i] = (uint8_t)icrc;
-	}
-}
-
-static void raw_send(const uint8_t *f, size_t len)
-{
-	struct ibv_sge sge = { (uintptr_t)sbuf, (uint32_t)len, smr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
-	struct ibv_wc wc;
-
-	memcpy(sbuf, f, len);
-	CHECK(ibv_post_send(raw, &wr, &bad) == 0);
-	for (double end = now() + 5; ibv_poll_cq(rcq, 1, &wc) == 0;)
-		CHECK(now() < end);
-	CHECK(wc.status == IBV_WC_SUCCESS);
-}
-
 /* A datagram to the marker QP after the frame: once it is there, so is the frame. @extra:
  * the frame itself goes to the marker QP too (a mutation made its QPN and Q_Key the
  * marker's): its completion comes first. */
 static void sync_marker(bool extra, uint32_t extra_len)
 {
-	struct ibv_sge sge = { (uintptr_t)area + AREA, 2048, mr->lkey };
-	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
-	struct dpv_roce_path p = { .hop_limit = 64, .sport = 0xC123 };
-	struct dpv_roce_hdrs h = { .bth = { .opcode = 0x64, .pkey = 0xFFFF,
-					    .dqpn = marker->qp_num },
-				   .deth = { .qkey = MARKER_QKEY, .sqpn = 1 } };
-	uint8_t f[128];
 	struct ibv_wc wc;
-	int n;
 
-	memcpy(p.dmac, mac, 6);
-	memcpy(p.smac, mac, 6);
-	memcpy(p.sgid, gid[1], 16);
-	memcpy(p.dgid, gid[1], 16);
-	n = dpv__roce_frame_build(f, sizeof(f), &p, &h, "mark", 4);
-	CHECK(n > 0 && ibv_post_recv(marker, &rwr, &rbad) == 0);
-	raw_send(f, (size_t)n);
+	fx_send_marker();
 	for (int k = extra ? 2 : 1; k > 0; k--) {
-		for (double end = now() + 5; ibv_poll_cq(mcq, 1, &wc) == 0;)
-			CHECK(now() < end);
-		CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == (k == 1 ? 44 : extra_len));
+		fx_poll_one(fx.mcq, &wc);
+		CHECK(wc.status == IBV_WC_SUCCESS &&
+		      wc.byte_len == (k == 1 ? FX_MARKER_LEN : extra_len));
 	}
 }
 
@@ -250,7 +142,7 @@ static bool deliverable(const uint8_t *f, size_t len, struct dpv_roce_frame *fr,
 	if (dpv__roce_frame_parse(f, len, fr) != 0)
 		return false;
 	for (int i = 0; i < 3; i++)
-		local |= memcmp(fr->dgid, gid[i], 16) == 0;
+		local |= memcmp(fr->dgid, fx.gid[i], 16) == 0;
 	return local && (fr->h.bth.opcode == 0x64 || fr->h.bth.opcode == 0x65) &&
 	       fr->h.bth.dqpn == qpn && fr->h.deth.qkey == qkey;
 }
@@ -303,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = fuzz_bytes(&in, f, MAX_FRAME);
 	}
 	if (ctl & 0x20)
-		fix_icrc(f, len);
+		fx_fix_icrc(f, len);
 	if (len < 14)
 		return 0;                 /* RAW_PACKET sends nothing shorter */
 	/* a fresh QP state and WQE for every input (LOC_LEN_ERR leaves the QP in ERR) */
@@ -313,16 +205,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(area, GUARD, AREA);
 	CHECK(ibv_post_recv(qp, &rwr, &bad) == 0);
 	deliver = deliverable(f, len, &fr, qp->qp_num, QKEY);
-	if (!deliver && deliverable(f, len, &fr, marker->qp_num, MARKER_QKEY)) {
-		CHECK(ibv_post_recv(marker, &(struct ibv_recv_wr){ .sg_list = &(struct ibv_sge){
-			(uintptr_t)area + AREA, 2048, mr->lkey }, .num_sge = 1 }, &bad) == 0);
-		raw_send(f, len);
+	if (!deliver && deliverable(f, len, &fr, fx.marker->qp_num, FX_MARKER_QKEY)) {
+		fx_marker_recv();
+		fx_raw_send(f, len);
 		sync_marker(true, 40 + fr.payload_len);
 		CHECK(ibv_poll_cq(cq, 1, &wc) == 0);
 		check_area(sge, nsge, NULL, 0);
 		return 0;
 	}
-	raw_send(f, len);
+	fx_raw_send(f, len);
 	sync_marker(false, 0);
 	if (!deliver) {
 		CHECK(ibv_poll_cq(cq, 1, &wc) == 0);

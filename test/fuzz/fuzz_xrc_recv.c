@@ -16,57 +16,35 @@
  *   access: WRITE, READ and atomics write nothing);
  * - the SRQs can be destroyed afterwards (the QP let go of them at RESET).
  * A marker datagram to a UD QP, sent after each frame, says the frame went through. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <infiniband/verbs.h>
-#include <dpverbs.h>
 
 #include "fuzz_input.h"
+#include "fuzz_roce_fixture.h"
 #include "roce_wire.h"
 
 #define GUARD 0xA5
-#define MARKER_QKEY 0x3A3A3A3Au
 #define AREA (4 * 2048)               /* A's two WQEs (three windows each), B's WQE */
 #define WIN 640                       /* the most an SGE window takes */
 #define MAX_FRAME 1514
 #define MAX_PAYLOAD 1100
 #define PSN0 0x777
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_cq *acq, *bcq, *mcq, *rcq;
-static struct ibv_qp *tgt, *marker, *raw;
+static struct ibv_cq *acq, *bcq;
+static struct ibv_qp *tgt;
 static struct ibv_xrcd *xa, *xb;
-static struct ibv_mr *mr, *smr;
-static uint8_t *area, *sbuf;
-static uint8_t mac[6], gid1[16];
-
-static void die(const char *what)
-{
-	fprintf(stderr, "fuzz_xrc_recv: %s does not hold\n", what);
-	abort();
-}
-
-#define CHECK(cond) do { if (!(cond)) die(#cond); } while (0)
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+static struct ibv_mr *mr;
+static uint8_t *area;
 
 static void modify(struct ibv_qp *q, struct ibv_qp_attr *a, int mask)
 {
 	if (ibv_modify_qp(q, a, mask) != 0)
-		die("modify_qp");
+		fx_die("modify_qp");
 }
 
 /* The XRC_RECV QP from RESET to RTS, its peer QP 0x12345 on the port's own GID. */
@@ -85,7 +63,7 @@ static void tgt_up(void)
 				  .min_rnr_timer = 1,
 				  .ah_attr = { .is_global = 1, .port_num = 1,
 					       .grh = { .sgid_index = 1, .hop_limit = 64 } } };
-	memcpy(a.ah_attr.grh.dgid.raw, gid1, 16);
+	memcpy(a.ah_attr.grh.dgid.raw, fx.gid[1], 16);
 	modify(tgt, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 0, .sq_psn = 1 };
@@ -98,89 +76,48 @@ static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *c)
 		.attr = { .max_wr = 4, .max_sge = 3 },
 		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
 			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
-		.srq_type = IBV_SRQT_XRC, .xrcd = x, .cq = c, .pd = pd,
+		.srq_type = IBV_SRQT_XRC, .xrcd = x, .cq = c, .pd = fx.pd,
 	};
-	struct ibv_srq *s = ibv_create_srq_ex(ctx, &a);
+	struct ibv_srq *s = ibv_create_srq_ex(fx.ctx, &a);
 
 	if (s == NULL)
-		die("create_srq_ex");
+		fx_die("create_srq_ex");
 	return s;
 }
 
+/* At exit, before the fixture's: the XRC_RECV QP, its domains and buffer. */
 static void cleanup(void)
 {
-	struct ibv_qp *q[3] = { tgt, marker, raw };
-
-	for (int i = 0; i < 3; i++)
-		if (q[i] != NULL && ibv_destroy_qp(q[i]) != 0)
-			fprintf(stderr, "fuzz_xrc_recv: ibv_destroy_qp: %s\n", strerror(errno));
+	if (tgt != NULL && ibv_destroy_qp(tgt) != 0)
+		fprintf(stderr, "fuzz_xrc_recv: ibv_destroy_qp: %s\n", strerror(errno));
 	ibv_close_xrcd(xa);
 	ibv_close_xrcd(xb);
 	ibv_dereg_mr(mr);
-	ibv_dereg_mr(smr);
 	ibv_destroy_cq(acq);
 	ibv_destroy_cq(bcq);
-	ibv_destroy_cq(mcq);
-	ibv_destroy_cq(rcq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
 	free(area);
-	free(sbuf);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	static const char *const addrs[] = { "10.4.0.1" };                 /* GID 1 */
 	struct ibv_xrcd_init_attr xa_attr = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
 							  IBV_XRCD_INIT_ATTR_OFLAGS,
 					      .fd = -1, .oflags = 0 };
-	struct ibv_device **list;
-	union ibv_gid g;
-	int n = 0;
 
-	setenv("DPV_EAL_ARGS", "--vdev=net_ring0 --log-level=lib.eal:error "
-	       "--log-level=lib.telemetry:error", 1);
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1 || (ctx = ibv_open_device(list[0])) == NULL)
-		die("a net_ring device");
-	ibv_free_device_list(list);
-	if (dpv_port_add_addr(ctx, "10.4.0.1") != 0)
-		die("dpv_port_add_addr");
-	CHECK(ibv_query_gid(ctx, 1, 1, &g) == 0);
-	memcpy(gid1, g.raw, 16);
-	CHECK(ibv_query_gid(ctx, 1, 0, &g) == 0);
-	CHECK(dpv__roce_gid_to_mac(g.raw, mac) == 0);
-	pd = ibv_alloc_pd(ctx);
-	acq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	bcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	mcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	area = aligned_alloc(4096, AREA + 4096);      /* AREA, then the marker's buffer */
-	sbuf = aligned_alloc(4096, 4 * 4096);
-	CHECK(pd != NULL && acq != NULL && bcq != NULL && mcq != NULL && rcq != NULL && area &&
-	      sbuf);
-	mr = ibv_reg_mr(pd, area, AREA + 4096, IBV_ACCESS_LOCAL_WRITE);
-	smr = ibv_reg_mr(pd, sbuf, 4 * 4096, IBV_ACCESS_LOCAL_WRITE);
-	xa = ibv_open_xrcd(ctx, &xa_attr);
-	xb = ibv_open_xrcd(ctx, &xa_attr);
-	CHECK(mr != NULL && smr != NULL && xa != NULL && xb != NULL);
-	tgt = ibv_create_qp_ex(ctx, &(struct ibv_qp_init_attr_ex){
+	fx_open("fuzz_xrc_recv", addrs, 1);
+	acq = ibv_create_cq(fx.ctx, 64, NULL, NULL, 0);
+	bcq = ibv_create_cq(fx.ctx, 64, NULL, NULL, 0);
+	area = aligned_alloc(4096, AREA);
+	CHECK(acq != NULL && bcq != NULL && area != NULL);
+	mr = ibv_reg_mr(fx.pd, area, AREA, IBV_ACCESS_LOCAL_WRITE);
+	xa = ibv_open_xrcd(fx.ctx, &xa_attr);
+	xb = ibv_open_xrcd(fx.ctx, &xa_attr);
+	CHECK(mr != NULL && xa != NULL && xb != NULL);
+	tgt = ibv_create_qp_ex(fx.ctx, &(struct ibv_qp_init_attr_ex){
 		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = xa });
-	marker = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
-		.send_cq = mcq, .recv_cq = mcq, .qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } });
-	raw = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
-		.send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RAW_PACKET, .sq_sig_all = 1,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 } });
-	CHECK(tgt != NULL && marker != NULL && raw != NULL);
-	modify(marker, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1,
-					      .qkey = MARKER_QKEY },
-	       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-	modify(marker, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR }, IBV_QP_STATE);
-	modify(raw, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1 },
-	       IBV_QP_STATE | IBV_QP_PORT);
-	modify(raw, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR }, IBV_QP_STATE);
-	modify(raw, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS }, IBV_QP_STATE);
-	atexit(cleanup);
+	CHECK(tgt != NULL);
+	atexit(cleanup);                          /* runs before the fixture's */
 	return 0;
 }
 
@@ -217,66 +154,24 @@ static size_t template(uint8_t *f, struct fuzz_input *in, uint8_t ctl, uint32_t 
 		len = 0;
 	memset(payload, 0x5A, len);
 	fuzz_bytes(in, payload, len);
-	memcpy(p.dmac, mac, 6);
-	memcpy(p.smac, mac, 6);
-	memcpy(p.dgid, gid1, 16);
-	memcpy(p.sgid, gid1, 16);
+	memcpy(p.dmac, fx.mac, 6);
+	memcpy(p.smac, fx.mac, 6);
+	memcpy(p.dgid, fx.gid[1], 16);
+	memcpy(p.sgid, fx.gid[1], 16);
 	n = dpv__roce_frame_build(f, MAX_FRAME + 64, &p, &h, payload, len);
 	return n > 0 ? (size_t)n : 0;
-}
-
-static void fix_icrc(uint8_t *f, size_t len)
-{
-	struct dpv_roce_frame fr;
-
-	if (dpv__roce_frame_parse(f, len, &fr) == -EILSEQ) {
-		size_t at = (size_t)fr.payload_off + fr.payload_len + fr.h.bth.pad;
-		uint32_t icrc = dpv__roce_icrc(f + fr.l2_len, fr.ipv6, at - fr.l2_len);
-
-		for (int i = 0; i < 4; i++, icrc >>= 8)
-			f[at + i] = (uint8_t)icrc;
-	}
-}
-
-static void raw_send(const uint8_t *f, size_t len)
-{
-	struct ibv_sge sge = { (uintptr_t)sbuf, (uint32_t)len, smr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND }, *bad;
-	struct ibv_wc wc;
-
-	memcpy(sbuf, f, len);
-	CHECK(ibv_post_send(raw, &wr, &bad) == 0);
-	for (double end = now() + 5; ibv_poll_cq(rcq, 1, &wc) == 0;)
-		CHECK(now() < end);
-	CHECK(wc.status == IBV_WC_SUCCESS);
 }
 
 /* A datagram to the marker QP after the frame: once it is there, so is the frame (unless the
  * frame itself was one for the marker: then both completions are taken). */
 static void sync_marker(void)
 {
-	struct ibv_sge sge = { (uintptr_t)area + AREA, 2048, mr->lkey };
-	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *rbad;
-	struct dpv_roce_path p = { .hop_limit = 64, .sport = 0xC123 };
-	struct dpv_roce_hdrs h = { .bth = { .opcode = 0x64, .pkey = 0xFFFF,
-					    .dqpn = marker->qp_num },
-				   .deth = { .qkey = MARKER_QKEY, .sqpn = 1 } };
-	uint8_t f[128];
 	struct ibv_wc wc;
-	int n;
 
-	memcpy(p.dmac, mac, 6);
-	memcpy(p.smac, mac, 6);
-	memcpy(p.sgid, gid1, 16);
-	memcpy(p.dgid, gid1, 16);
-	n = dpv__roce_frame_build(f, sizeof(f), &p, &h, "mark", 4);
-	CHECK(n > 0 && ibv_post_recv(marker, &rwr, &rbad) == 0);
-	raw_send(f, (size_t)n);
-	for (double end = now() + 5;;) {
-		CHECK(now() < end);
-		if (ibv_poll_cq(mcq, 1, &wc) == 1 && wc.byte_len == 44)
-			break;
-	}
+	fx_send_marker();
+	do
+		fx_poll_one(fx.mcq, &wc);
+	while (wc.byte_len != FX_MARKER_LEN);
 }
 
 static void post(struct ibv_srq *s, uint64_t wr_id, struct ibv_sge *sge, int nsge)
@@ -333,9 +228,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = fuzz_bytes(&in, f, MAX_FRAME);
 	}
 	if (ctl & 0x20)
-		fix_icrc(f, len);
+		fx_fix_icrc(f, len);
 	if (len >= 14) {
-		raw_send(f, len);
+		fx_raw_send(f, len);
 		sync_marker();
 	}
 	/* nothing from B, ever; A's in order, the QP's, fitting */

@@ -10,9 +10,5 @@ cleanup() {
 	ip link del "$a" 2>/dev/null
 }
 trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
+"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1   # up, IPv6 off
 DPV_MW_IFACE_A=$a DPV_MW_IFACE_B=$b timeout 100 "$prog"

@@ -24,11 +24,7 @@ for t in dumpcap tshark; do
 	command -v $t >/dev/null || { echo "$t missing"; exit 77; }
 done
 /usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null || { echo "scapy missing"; exit 77; }
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
+"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1   # up, IPv6 off
 dumpcap -q -P -i "$b" -w "$dir/wire.pcap" 2>"$dir/dumpcap.log" &
 cap=$!
 for i in $(seq 100); do

@@ -11,11 +11,7 @@ cleanup() {
 	ip link del "$a" 2>/dev/null
 }
 trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
+"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1   # up, IPv6 off
 DPV_TEST_RX_DEVICE=dpv_net_af_packet1 \
 DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a --vdev=net_af_packet1,iface=$b --log-level=lib.eal:error --log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error" \
 	"$prog"

@@ -1,0 +1,116 @@
+# Shared by the compat tests, which run unmodified tools through dpv-run: counting checks, a
+# scratch directory $dir, one cleanup at exit, and the two-process tests' veth pair (pair_up)
+# and server/client launch (run_pair). Sourced with $run (dpv-run) set.
+set -u
+pass=0; fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+QUIET='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
+if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi   # a CPU for a client of its own
+dir=$(mktemp -d)
+a=; b=; srv=; exit_hooks=; pairs=; shown=
+PAIR_TIMEOUT=100 PAIR_READY=           # run_pair's; a script may set them after sourcing
+
+# at_exit COMMAND: eval COMMAND at exit, before the server is killed and the pair removed
+at_exit() { exit_hooks="$exit_hooks$1
+"; }
+cleanup() {
+	eval "$exit_hooks"
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	wait 2>/dev/null
+	[ -n "$a" ] && ip link del "$a" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+# require PACKAGE TOOL...: skip the test (77) when a tool is not installed
+require() {
+	_pkg=$1; shift
+	for _t; do
+		command -v "$_t" > /dev/null || { echo "$_t missing ($_pkg)"; exit 77; }
+	done
+}
+
+# pair_up PREFIX [NET]: the veth pair PREFIXa<pid> ($a, the server's end) <-> PREFIXb<pid>
+# ($b, the client's), up with IPv6 off (test/veth_pair.sh); with NET (10.78.0), the
+# configurations $dir/a.conf and $dir/b.conf give the ports NET.1 and NET.2. Sets $eal_a and
+# $eal_b, each side's net_af_packet port, for a script to add EAL options to.
+pair_up() {
+	a=$1a$$; b=$1b$$
+	"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
+	if [ $# -ge 2 ]; then
+		printf 'port_addr = net_af_packet0 %s.1\n' "$2" > "$dir/a.conf"
+		printf 'port_addr = net_af_packet0 %s.2\n' "$2" > "$dir/b.conf"
+	fi
+	eal_a="--vdev=net_af_packet0,iface=$a"
+	eal_b="--vdev=net_af_packet0,iface=$b"
+}
+
+# side CONF EAL N CMD...: exec (in a subshell) the first N words of CMD through dpv-run under
+# the timeout, with DPV_CONFIG=CONF when that file exists
+side() {
+	_conf=$1 _eal=$2 _n=$3; shift 3
+	_k=0
+	for _w; do
+		shift
+		[ $_k -lt "$_n" ] && set -- "$@" "$_w"
+		_k=$((_k + 1))
+	done
+	[ -f "$_conf" ] || _conf=
+	exec env ${_conf:+"DPV_CONFIG=$_conf"} DPV_EAL_ARGS="$_eal $QUIET" \
+		timeout "$PAIR_TIMEOUT" "$run" "$@"
+}
+
+# run_pair NAME SERVER_CMD... -- CLIENT_CMD...: the server through dpv-run on $a (a.conf,
+# $eal_a) in the background; the client on $b (b.conf, $eal_b) once the server is ready: after
+# 2 s, or with PAIR_READY set, once a line of the server's output matches that pattern (then
+# 1 s more: raw Ethernet has no handshake). Each under a timeout of $PAIR_TIMEOUT s (100).
+# Leaves the outputs in $out.srv and $out.cli, the exit codes in $src and $crc, and checks
+# that both are 0 (showing both outputs when not).
+run_pair() {
+	_name=$1; shift
+	_n=0
+	for _w; do
+		[ "$_w" = -- ] && break
+		_n=$((_n + 1))
+	done
+	_f=$(printf %s "$_name" | tr -c 'A-Za-z0-9_.-' _)
+	out=$dir/$_f
+	pairs="$pairs $_f"
+	side "$dir/a.conf" "$eal_a" $_n "$@" > "$out.srv" 2>&1 &
+	srv=$!
+	if [ -n "$PAIR_READY" ]; then
+		for _i in $(seq 600); do
+			grep -q -- "$PAIR_READY" "$out.srv" 2>/dev/null && break
+			kill -0 $srv 2>/dev/null || break
+			sleep 0.1
+		done
+		sleep 1
+	else
+		sleep 2
+	fi
+	shift $((_n + 1))
+	(side "$dir/b.conf" "$eal_b" $# "$@") > "$out.cli" 2>&1
+	crc=$?
+	wait $srv
+	src=$?
+	srv=
+	check "$_name: client exits 0 (rc $crc)" "[ $crc -eq 0 ]"
+	check "$_name: server exits 0 (rc $src)" "[ $src -eq 0 ]"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] || { show "$_f"; shown="$shown $_f"; }
+}
+
+show() {
+	echo "--- $1 server:"; cat -v "$dir/$1.srv"
+	echo "--- $1 client:"; cat -v "$dir/$1.cli"
+}
+
+# finish NAME: the counts; on a failed check, the outputs of every pair not shown yet
+finish() {
+	if [ $fail -ne 0 ]; then
+		for _p in $pairs; do
+			case " $shown " in *" $_p "*) ;; *) show "$_p" ;; esac
+		done
+	fi
+	echo "$1: $pass checks passed, $fail failed"
+	[ $fail -eq 0 ]
+}
