@@ -105,6 +105,7 @@ int dpv__qp_handle_close(struct dpv_qp *qp)
 	if (!qp->opener) {
 		/* the creator's handle: the QP goes unless other handles hold it */
 		if (qp->own_closed || TAILQ_EMPTY(&qp->openers)) {
+			qp->handles = 0;     /* being destroyed: ibv_open_qp finds nothing */
 			pthread_mutex_unlock(&open_lock);
 			return 0;
 		}

@@ -16,6 +16,12 @@
  *   user: READs the window (the owner's bytes), WRITEs half of it and READs it back, sends
  *     SEND_WITH_INV with the window's key, then WRITEs through the key again: that must
  *     complete with IBV_WC_REM_ACCESS_ERR, and the owner's bytes must stay as they were.
+ * Then, each on a fresh QP pair (an access error leaves both QPs in ERR), the owner binds the
+ * window again: the user READs through it, the owner invalidates it with IBV_WR_LOCAL_INV,
+ * the user's next READ must complete with IBV_WC_REM_ACCESS_ERR; and the owner binds it once
+ * more, the user sends SEND_WITH_INV of a key that names no window: the owner's receive
+ * completes in error; the user's SEND gets IBV_WC_REM_INV_REQ_ERR from dpverbs, but
+ * IBV_WC_SUCCESS from rxe, which ACKs it (the owner says in its message whether it is rxe).
  * Each side prints what it checked and "mw_peer: passed (owner|user)" when everything held;
  * exit 0 then, 1 otherwise. While waiting for the peer's TCP message a side polls its CQ,
  * as a dpverbs program with direct progress must (doc/roce.md). */
@@ -49,7 +55,8 @@
  * a receive completion of a SEND_WITH_INV on rxe has this bit instead (doc/roce.md). */
 #define RXE_WITH_INV (1u << 2)
 
-enum kind { M_WINDOW = 1, M_CHECK_WRITE, M_CHECK_INV, M_CHECK_AFTER, M_RESULT };
+enum kind { M_WINDOW = 1, M_CHECK_WRITE, M_CHECK_INV, M_CHECK_AFTER, M_RESULT, M_LOCAL_INV };
+#define BOGUS_KEY 0xfffffe11u   /* names no window or MR on either side (round 3) */
 
 struct conn {                   /* the connection exchange */
 	uint32_t qpn, psn;
@@ -73,6 +80,8 @@ static bool on_rxe;             /* the device is Linux soft-RoCE (see RXE_WITH_I
 static int failures;
 static struct ibv_wc stash[16];         /* completions polled while waiting for a message */
 static int nstash;
+static struct ibv_mw *mw;               /* the owner's window */
+static int gidx = 1;
 
 static double now(void)
 {
@@ -171,8 +180,8 @@ static void peer_result(const char *what)
 	check(m.status == 0, "the owner: %s", what);
 }
 
-/* The next completion (stashed or polled), at most WAIT_S; status GENERAL_ERR if none. */
-static struct ibv_wc next_wc(void)
+/* The next completion (stashed or polled), at most @wait s; status GENERAL_ERR if none. */
+static struct ibv_wc next_wc_for(double wait)
 {
 	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR, .wr_id = UINT64_MAX };
 	double t0 = now();
@@ -182,7 +191,7 @@ static struct ibv_wc next_wc(void)
 		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
 		return wc;
 	}
-	while (now() - t0 < WAIT_S) {
+	while (now() - t0 < wait) {
 		int n = ibv_poll_cq(cq, 1, &wc);
 
 		if (n == 1)
@@ -190,8 +199,13 @@ static struct ibv_wc next_wc(void)
 		if (n < 0)
 			break;
 	}
-	printf("no completion in %.0f s\n", WAIT_S);
+	printf("no completion in %.0f s\n", wait);
 	return wc;
+}
+
+static struct ibv_wc next_wc(void)
+{
+	return next_wc_for(WAIT_S);
 }
 
 /* The completion of WR @wr_id, checked for @status (and @opcode on success). */
@@ -334,39 +348,90 @@ static bool owner_memory_ok(size_t written, size_t *bad)
 	return true;
 }
 
-static void run_owner(void)
+/* A fresh RC QP connected to the peer's fresh one (the one before destroyed, its
+ * completions dropped): QPN, PSN and GID over TCP. */
+static void new_connection(void)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct conn me = { 0 }, peer;
+	union ibv_gid gid;
+	char g[INET6_ADDRSTRLEN];
+	struct ibv_wc wc;
+
+	if (qp != NULL && ibv_destroy_qp(qp) != 0)
+		die("ibv_destroy_qp");
+	while (ibv_poll_cq(cq, 1, &wc) > 0)
+		;
+	nstash = 0;
+	qp = ibv_create_qp(pd, &init);
+	if (qp == NULL)
+		die("ibv_create_qp(RC)");
+	if (ibv_query_gid(ctx, 1, gidx, &gid) != 0)
+		die("ibv_query_gid");
+	me.qpn = qp->qp_num;
+	me.psn = lrand48() & 0xffffff;
+	memcpy(me.gid, gid.raw, 16);
+	xwrite(&me, sizeof(me));
+	xread(&peer, sizeof(peer));
+	inet_ntop(AF_INET6, peer.gid, g, sizeof(g));
+	printf("local QPN %#x PSN %#x; remote QPN %#x PSN %#x GID %s\n", me.qpn, me.psn,
+	       peer.qpn, peer.psn, g);
+	connect_qp(&me, &peer, gidx);
+}
+
+static void post_recv7(uint64_t wr_id)
 {
 	struct ibv_sge rsge = { .addr = (uintptr_t)buf + RXOFF, .length = SEND_LEN * 2,
 				.lkey = mr->lkey };
-	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-	uint32_t rkey;
-	size_t bad = 0;
-	struct ibv_wc wc;
-	bool ok, bytes_ok, with_inv;
-	int rc;
+	struct ibv_recv_wr rwr = { .wr_id = wr_id, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	int rc = ibv_post_recv(qp, &rwr, &rbad);
 
-	if (mw == NULL)
-		die("ibv_alloc_mw(IBV_MW_TYPE_2)");
-	rc = ibv_post_recv(qp, &rwr, &rbad);
 	if (rc != 0) {
 		errno = rc;
 		die("ibv_post_recv");
 	}
-	rkey = ibv_inc_rkey(mw->rkey);
+}
+
+/* The owner binds the window (8 KiB at WOFF, remote READ and WRITE) with the next key on the
+ * current QP and tells the user; the key. mw->rkey is set to it, as rxe and mlx5 want of an
+ * application (dpverbs has set it already). */
+static uint32_t bind_window(uint64_t wr_id)
+{
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
 	struct ibv_send_wr bind = {
-		.wr_id = 1, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED,
+		.wr_id = wr_id, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED,
 		.bind_mw = { .mw = mw, .rkey = rkey, .bind_info = {
 			.mr = mr, .addr = (uintptr_t)buf + WOFF, .length = WLEN,
 			.mw_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE } },
 	};
+	struct ibv_wc wc;
+
 	post_send(&bind);
-	wc = expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW, "BIND_MW of a type 2 window");
+	wc = expect_wc(wr_id, IBV_WC_SUCCESS, IBV_WC_BIND_MW, "BIND_MW of a type 2 window");
 	if (wc.status != IBV_WC_SUCCESS)
 		exit(1);
-	printf("window: key %#x (allocated %#x), %d bytes at %p\n", rkey, mw->rkey, WLEN,
-	       (void *)(buf + WOFF));
-	send_msg(M_WINDOW, rkey, (uintptr_t)buf + WOFF, WLEN, 0);
+	printf("window: key %#x (mw->rkey after the bind %#x), %d bytes at %p\n", rkey, mw->rkey,
+	       WLEN, (void *)(buf + WOFF));
+	mw->rkey = rkey;
+	send_msg(M_WINDOW, rkey, (uintptr_t)buf + WOFF, WLEN, on_rxe);   /* status: rxe owns */
+	return rkey;
+}
+
+static void run_owner(void)
+{
+	uint32_t rkey;
+	size_t bad = 0;
+	struct ibv_wc wc;
+	bool ok, bytes_ok, with_inv;
+
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (mw == NULL)
+		die("ibv_alloc_mw(IBV_MW_TYPE_2)");
+	post_recv7(7);
+	rkey = bind_window(1);
 
 	/* the user's WRITE of the first half, through the window */
 	recv_msg(M_CHECK_WRITE);
@@ -402,6 +467,33 @@ static void run_owner(void)
 	recv_msg(M_CHECK_AFTER);
 	ok = owner_memory_ok(WLEN / 2, &bad);
 	check(ok, "after the WRITE through the invalidated key: the window's bytes unchanged");
+	send_msg(M_RESULT, 0, 0, 0, !ok);
+
+	/* round 2: bound again, READ by the user, LOCAL_INV here */
+	printf("-- round 2: LOCAL_INV\n");
+	new_connection();
+	rkey = bind_window(11);
+	recv_msg(M_LOCAL_INV);
+	struct ibv_send_wr inv = { .wr_id = 12, .opcode = IBV_WR_LOCAL_INV,
+				   .send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = rkey };
+	post_send(&inv);
+	wc = expect_wc(12, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV, "LOCAL_INV of the window's key");
+	send_msg(M_RESULT, 0, 0, 0, wc.status != IBV_WC_SUCCESS);
+	recv_msg(M_CHECK_AFTER);
+	ok = owner_memory_ok(WLEN / 2, &bad);
+	check(ok, "after the READ through the invalidated key: the window's bytes unchanged");
+	send_msg(M_RESULT, 0, 0, 0, !ok);
+
+	/* round 3: bound again; the user's SEND_WITH_INV names no window */
+	printf("-- round 3: SEND_WITH_INV of a key that names nothing\n");
+	new_connection();
+	post_recv7(13);
+	rkey = bind_window(14);
+	recv_msg(M_CHECK_INV);
+	wc = next_wc_for(5);
+	ok = wc.wr_id == 13 && wc.status != IBV_WC_SUCCESS;
+	check(ok, "the receive of a SEND_WITH_INV of key %#x: %s (wr_id %llu; expected an error)",
+	      BOGUS_KEY, ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
 	send_msg(M_RESULT, 0, 0, 0, !ok);
 	ibv_dealloc_mw(mw);
 }
@@ -463,6 +555,43 @@ static void run_user(void)
 		  "RDMA WRITE through the invalidated key");
 	send_msg(M_CHECK_AFTER, 0, 0, 0, 0);
 	peer_result("the window's bytes are unchanged");
+
+	/* round 2: READ through the window bound again, then through it after LOCAL_INV */
+	printf("-- round 2: LOCAL_INV\n");
+	new_connection();
+	w = recv_msg(M_WINDOW);
+	printf("window: key %#x\n", w.rkey);
+	memset(buf + RXOFF, 0, 64);
+	rdma(IBV_WR_RDMA_READ, 11, RXOFF, 64, w.addr + WLEN / 2, w.rkey);
+	expect_wc(11, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, "RDMA READ through the window bound again");
+	for (i = 0; i < 64 && buf[RXOFF + i] == owner_byte(WLEN / 2 + i); i++)
+		;
+	check(i == 64, "READ: 64 of the owner's bytes");
+	send_msg(M_LOCAL_INV, 0, 0, 0, 0);
+	peer_result("its LOCAL_INV of the key completed");
+	rdma(IBV_WR_RDMA_READ, 12, RXOFF, 64, w.addr + WLEN / 2, w.rkey);
+	expect_wc(12, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ,
+		  "RDMA READ through the key invalidated by the owner's LOCAL_INV");
+	send_msg(M_CHECK_AFTER, 0, 0, 0, 0);
+	peer_result("the window's bytes are unchanged");
+
+	/* round 3: SEND_WITH_INV of a key that names no window */
+	printf("-- round 3: SEND_WITH_INV of a key that names nothing\n");
+	new_connection();
+	w = recv_msg(M_WINDOW);
+	struct ibv_send_wr bogus = {
+		.wr_id = 13, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = BOGUS_KEY,
+	};
+	post_send(&bogus);
+	/* rxe's responder completes its receive in error and moves to ERR, but ACKs the SEND
+	 * (its RESPST_ERR_INVALIDATE_RKEY, "Class J"); dpverbs NAKs it (invalid request) */
+	if (w.status)
+		printf("note: the owner is rxe, which ACKs a SEND_WITH_INV it cannot honour\n");
+	expect_wc(13, w.status ? IBV_WC_SUCCESS : IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND,
+		  "SEND_WITH_INV of a key naming nothing");
+	send_msg(M_CHECK_INV, 0, 0, 0, 0);
+	peer_result("its receive completed in error");
 	(void)ok;
 }
 
@@ -476,9 +605,7 @@ int main(int argc, char **argv)
 {
 	const char *dev_name = NULL, *port = "18515", *host = NULL, *own = NULL;
 	struct ibv_device **list;
-	struct conn me = { 0 }, peer;
-	union ibv_gid gid;
-	int gidx = 1, c, i;
+	int c, i;
 
 	while ((c = getopt(argc, argv, "d:g:p:o:")) != -1) {
 		switch (c) {
@@ -527,28 +654,9 @@ int main(int argc, char **argv)
 			(owner ? IBV_ACCESS_MW_BIND : 0));
 	if (mr == NULL)
 		die(owner ? "ibv_reg_mr(LOCAL_WRITE | MW_BIND)" : "ibv_reg_mr");
-	struct ibv_qp_init_attr init = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	qp = ibv_create_qp(pd, &init);
-	if (qp == NULL)
-		die("ibv_create_qp(RC)");
-	if (ibv_query_gid(ctx, 1, gidx, &gid) != 0)
-		die("ibv_query_gid");
-	me.qpn = qp->qp_num;
 	srand48(getpid() ^ time(NULL));
-	me.psn = lrand48() & 0xffffff;
-	memcpy(me.gid, gid.raw, 16);
-
 	sock = tcp_connect(host, port);
-	xwrite(&me, sizeof(me));
-	xread(&peer, sizeof(peer));
-	char g[INET6_ADDRSTRLEN];
-	inet_ntop(AF_INET6, peer.gid, g, sizeof(g));
-	printf("local QPN %#x PSN %#x; remote QPN %#x PSN %#x GID %s\n", me.qpn, me.psn,
-	       peer.qpn, peer.psn, g);
-	connect_qp(&me, &peer, gidx);
+	new_connection();
 
 	if (owner)
 		run_owner();

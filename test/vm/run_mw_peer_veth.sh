@@ -3,7 +3,9 @@
 # WRITTEN and invalidated with SEND_WITH_INV by the other, then a WRITE through the dead key)
 # between two dpverbs processes through dpv-run, each on one end of a veth pair of this run's
 # own (net_af_packet, an IPv4 address from its configuration), the TCP exchange on 127.0.0.1;
-# twice: the listening side owns the window, then the connecting side. The same binary runs
+# twice: the listening side owns the window, then the connecting side. Then, on fresh QP
+# pairs, the owner's LOCAL_INV and a SEND_WITH_INV of a key that names nothing. Both sides'
+# output is shown. The same binary runs
 # on rxe in the soft-RoCE VM test (run_rxe_test.sh rc).
 set -u
 run=$1 prog=$2
@@ -50,7 +52,11 @@ for own in server client; do
 		"grep -q '^ok: receive completion' '$dir/$o.$own'"
 	check "the $own owns: the WRITE through the invalidated key: REM_ACCESS_ERR" \
 		"grep -q '^ok: RDMA WRITE through the invalidated key: completion remote access error' '$dir/$u.$own'"
-	[ $fail -eq 0 ] || for f in "$dir"/*."$own"; do echo "--- $f"; cat "$f"; done
+	check "the $own owns: READ after the owner's LOCAL_INV: REM_ACCESS_ERR" \
+		"grep -q \"^ok: RDMA READ through the key invalidated by the owner's LOCAL_INV: completion remote access error\" '$dir/$u.$own'"
+	check "the $own owns: SEND_WITH_INV of a key naming nothing: REM_INV_REQ_ERR" \
+		"grep -q '^ok: SEND_WITH_INV of a key naming nothing: completion remote invalid request error' '$dir/$u.$own'"
+	for f in "$dir"/*."$own"; do echo "--- $(basename "$f")"; grep -v -e "^EAL:" -e "^TELEMETRY:" "$f"; done
 done
 echo "mw_peer: $pass checks passed, $fail failed"
 [ $fail -eq 0 ]

@@ -146,8 +146,10 @@ static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint8_t rnr_retry)
 			     .grh = { .dgid = peer_gid, .sgid_index = 1, .hop_limit = 64 } },
 	};
 	rc = rc ? rc : ibv_modify_qp(qp, &a, rtr);
+	/* timeout 18 (1.07 s, 7 retries): a process of a loaded 2-core machine (or sanitized)
+	 * may not run for half a second, and the test is about RNR, not about timeouts */
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = is_a ? 10 : 20,
-				  .timeout = 14, .retry_cnt = 7, .rnr_retry = rnr_retry,
+				  .timeout = 18, .retry_cnt = 7, .rnr_retry = rnr_retry,
 				  .max_rd_atomic = 1 };
 	rc = rc ? rc : ibv_modify_qp(qp, &a, rts);
 	if (rc != 0) {
