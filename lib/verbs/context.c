@@ -36,7 +36,6 @@ UNSUP_PTR(struct ibv_rwq_ind_table, unsup_create_rwq_ind_table, struct ibv_conte
 UNSUP_INT(unsup_destroy_wq, struct ibv_wq *wq)
 UNSUP_INT(unsup_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *attr)
 UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ibv_wq_init_attr *a)
-UNSUP_PTR(struct ibv_qp, unsup_open_qp, struct ibv_context *context, struct ibv_qp_open_attr *a)
 UNSUP_INT(unsup_compat_query_device, struct ibv_context *context, struct ibv_device_attr *attr)
 UNSUP_INT(unsup_compat_query_port, struct ibv_context *context, uint8_t port,
 	  struct _compat_ibv_port_attr *attr)
@@ -98,7 +97,7 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->ABI_placeholder2 = unsup_placeholder;
 	v->ibv_create_flow = dpv_create_flow_tracked;
 	v->ABI_placeholder1 = unsup_placeholder;
-	v->open_qp = unsup_open_qp;
+	v->open_qp = dpv_open_qp;
 	v->create_qp_ex = dpv_create_qp_ex;
 	v->get_srq_num = dpv_get_srq_num;
 	v->create_srq_ex = dpv_create_srq_ex;

@@ -95,8 +95,10 @@ static unsigned int release_qps(struct dpv_context *ctx)
 	unsigned int n, done = 0;
 	struct dpv_qp **v = dpv__registry_qps(ctx, &n);
 
-	for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < n; i++) {
+		dpv__qp_open_orphan(v[i]);   /* the context goes: so do its QPs, shared or not */
 		done += ibv_destroy_qp(&v[i]->ibqp) == 0;
+	}
 	free(v);
 	return done;
 }
@@ -189,7 +191,8 @@ void dpv__context_release(struct dpv_context *ctx)
 	unsigned int flows, qps, srqs, ahs, mrs, cqs, chans, pds, tds;
 
 	flows = release_flows(ctx);
-	qps = release_qps(ctx);
+	qps = dpv__release_qp_opens(ctx);   /* handles of other QPs first: they may end them */
+	qps += release_qps(ctx);
 	srqs = dpv__release_srqs(ctx) + dpv__release_xrcds(ctx);   /* after their QPs */
 	ahs = release_ahs(ctx);
 	dpv__mw_release_all(ctx);          /* they hold MRs */
@@ -218,4 +221,5 @@ void dpv__context_release(struct dpv_context *ctx)
 	free(ctx->ahs.obj);
 	free(ctx->srqs.obj);
 	free(ctx->xrcds.obj);
+	free(ctx->qp_opens.obj);
 }

@@ -41,7 +41,7 @@ DPV_EXPORT int dpv_set_offload_software(struct ibv_context *context, uint32_t of
 
 DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters *c)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
 	if (qp == NULL || c == NULL)
 		return EINVAL;

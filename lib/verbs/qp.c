@@ -152,6 +152,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (qp == NULL)
 		return dpv__fail_ptr(-ENOMEM);
 	qp->ctx = ctx;
+	dpv__qp_open_init(qp);
 	qp->pd = pd != NULL ? dpv__pd_base(pd) : NULL;
 	qp->lockless = pd != NULL && pd->td != NULL;
 	if (a->qp_type == IBV_QPT_XRC_RECV) {
@@ -275,6 +276,8 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		return EINVAL;
 	if (qp->nb_flows != 0)
 		return EBUSY;                /* flows steer to it: destroy them first */
+	if (dpv__qp_handle_close(qp))    /* a handle of a shared QP others still hold */
+		return 0;
 	ctx = qp->ctx;
 	dpv__telemetry_qp(qp, false);
 	qp->ops->mcast(qp, NULL, false);     /* its multicast groups */
@@ -365,7 +368,7 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		dpv__qp_set_state(qp, next);
 		qp->ops->flush(qp);
 		dpv__rq_flush(qp);
-		if (qp->srq != NULL)
+		if (qp->srq != NULL || qp->xrcd != NULL)   /* XRC_RECV: from SRQs only */
 			dpv__srq_qp_error(qp);
 		return 0;
 	}
@@ -388,7 +391,7 @@ void dpv__qp_fail(struct dpv_qp *qp)
 	if (qp->service)
 		dpv__spinlock_unlock(&qp->svc_lock);
 	dpv__rq_flush(qp);
-	if (qp->srq != NULL)
+	if (qp->srq != NULL || qp->xrcd != NULL)   /* XRC_RECV: from SRQs only */
 		dpv__srq_qp_error(qp);
 }
 
@@ -414,7 +417,7 @@ static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, u
 
 DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
@@ -426,7 +429,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
  * need. A burst or packet size without a rate, or comp_mask bits: EINVAL, as mlx5. */
 int dpv_modify_qp_rate_limit(struct ibv_qp *ibqp, struct ibv_qp_rate_limit_attr *attr)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 	struct ibv_qp_attr a = { 0 };
 
 	if (qp == NULL || attr == NULL || attr->comp_mask != 0 ||
@@ -439,7 +442,7 @@ int dpv_modify_qp_rate_limit(struct ibv_qp *ibqp, struct ibv_qp_rate_limit_attr 
 DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 			    struct ibv_qp_init_attr *init_attr)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
 	if (qp == NULL || attr == NULL || init_attr == NULL)
 		return EINVAL;
@@ -470,14 +473,14 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 /* Multicast groups are the transport's (RAW: a flow per group MAC; UD: RoCE groups). */
 DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
 	return qp == NULL || gid == NULL ? EINVAL : -qp->ops->mcast(qp, gid, true);
 }
 
 DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
 	return qp == NULL || gid == NULL ? EINVAL : -qp->ops->mcast(qp, gid, false);
 }

@@ -188,7 +188,7 @@ void dpv__service_qp_help(struct dpv_qp *qp)
 
 DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)
 {
-	struct dpv_qp *qp = to_dqp(ibqp);
+	struct dpv_qp *qp = dpv__qp_target(ibqp);
 	int rc = 0;
 
 	if (qp == NULL || !qp->ops->service ||

@@ -57,7 +57,7 @@ int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq)
 
 void dpv__srq_qp_error(struct dpv_qp *qp)
 {
-	post_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, &qp->ibqp);
+	dpv__qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);   /* every handle of a shared QP */
 }
 
 #define KNOWN_SRQ_MASK (IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | \

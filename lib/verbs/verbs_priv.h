@@ -178,6 +178,7 @@ struct dpv_context {
 	struct dpv_objset channels;         /* completion channels */
 	struct dpv_objset ahs;              /* address handles (lib/roce) */
 	struct dpv_objset srqs, xrcds;      /* SRQs and XRC domains (srq.c, xrcd.c) */
+	struct dpv_objset qp_opens;         /* ibv_open_qp's handles (qp_open.c) */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -761,6 +762,15 @@ struct dpv_qp {
 	struct dpv_cq *own_rcq;    /* the recv_cq it was created with (XRC_RECV: none) */
 	bool no_rq;                /* set by the transport's create: no receive queue of its own
 				    * to post to (XRC: receives come from the SRQs messages name) */
+	/* Handles of a shared XRC_RECV QP (ibv_open_qp, qp_open.c), under that file's lock. On a
+	 * QP: the open handles it counts (its creator's too, unless own_closed) and the openers'
+	 * list. On an opener (a hollow struct dpv_qp): the QP it opens (NULL once that is gone),
+	 * its context and its XRC domain handle (xrcd). */
+	bool opener, own_closed;
+	int handles;
+	struct dpv_qp *real;
+	TAILQ_HEAD(, dpv_qp) openers;
+	TAILQ_ENTRY(dpv_qp) open_next;
 	int nb_flows;
 	enum ibv_qp_state state;
 	enum ibv_qp_type type;
@@ -808,6 +818,16 @@ static inline void dpv__cyc_add(struct dpv_qp *qp, int stage, uint64_t start)
 static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
 {
 	return container_of_safe(q, struct dpv_qp, ibqp);
+}
+
+/* The QP a verb acts on: @q's own, or the one @q opened (ibv_open_qp; NULL when that QP is
+ * gone). The posting verbs use to_dqp: an opener's post_send forwards, its receive queue is
+ * refused as an XRC_RECV QP's. */
+static inline struct dpv_qp *dpv__qp_target(struct ibv_qp *q)
+{
+	struct dpv_qp *qp = to_dqp(q);
+
+	return qp != NULL && qp->opener ? __atomic_load_n(&qp->real, __ATOMIC_ACQUIRE) : qp;
 }
 
 static inline void dpv__qp_lock(struct dpv_qp *qp)
@@ -1030,6 +1050,18 @@ static inline struct dpv_xrcd *to_dxrcd(struct ibv_xrcd *x)
 }
 
 struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *a);
+/* Shared XRC_RECV QPs (qp_open.c). The open_qp op; a new QP's handle count (its creator's);
+ * ibv_destroy_qp's first step: 1 when it closed the handle and the QP stays (or went with
+ * it), 0 when the caller destroys the QP; the QP about to be destroyed regardless (its
+ * context is closing): its openers let go of it (their verbs EINVAL from then on); an
+ * asynchronous event of the QP to every open handle; ibv_close_device: the context's
+ * handles closed, how many. */
+struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *a);
+void dpv__qp_open_init(struct dpv_qp *qp);
+int dpv__qp_handle_close(struct dpv_qp *qp);
+void dpv__qp_open_orphan(struct dpv_qp *qp);
+void dpv__qp_event(struct dpv_qp *qp, enum ibv_event_type type);
+unsigned int dpv__release_qp_opens(struct dpv_context *ctx);
 int dpv_close_xrcd(struct ibv_xrcd *xrcd);
 /* Do two handles name the same domain? */
 bool dpv__xrcd_same(const struct dpv_xrcd *a, const struct dpv_xrcd *b);

@@ -11,7 +11,8 @@
  * SRQ's, whose other WQEs another QP then receives into, in order; a QP moved to ERR gets the
  * event too and flushes no SRQ WQE; SEND_WITH_INV into an SRQ's WQE (RC and XRC) completes
  * with IBV_WC_WITH_INV and the key (RC); an XRC_SEND QP's BIND_MW and LOCAL_INV; RAW_PACKET
- * QPs on an SRQ receiving bursts (WQEs in order, each QP's frames in order, drops when empty). DPV_EAL_ARGS: --vdev=net_ring0. */
+ * QPs on an SRQ receiving bursts (WQEs in order, each QP's frames in order, drops when empty);
+ * ibv_open_qp's handles on an XRC_RECV QP (check_open_qp). DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <fcntl.h>
 
 #include "dpv_test_ud.h"
@@ -854,6 +855,198 @@ static void check_xrc(void)
 	unlink(path);
 }
 
+/* ibv_open_qp on @c: XRC_RECV QP @qpn through domain handle @x, with @tag as its context. */
+static struct ibv_qp *open_qp(struct ibv_context *c, struct ibv_xrcd *x, uint32_t qpn,
+			      uint32_t mask, enum ibv_qp_type type, void *tag)
+{
+	struct ibv_qp_open_attr a = { .comp_mask = mask, .qp_num = qpn, .xrcd = x,
+				      .qp_context = tag, .qp_type = type };
+
+	return ibv_open_qp(c, &a);
+}
+
+#define OPEN_MASK (IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE | \
+		   IBV_QP_OPEN_ATTR_CONTEXT)
+
+/* Throw away the queued async events of @c without acknowledging them: they name QPs the
+ * checks before destroyed (an acknowledgement would write into them). */
+static void discard_events(struct ibv_context *c)
+{
+	struct ibv_async_event ev;
+
+	while (ibv_get_async_event(c, &ev) == 0)
+		;
+}
+
+/* The next async event of @c of @type (others skipped), its QP handle; NULL when none. */
+static struct ibv_qp *qp_event(struct ibv_context *c, enum ibv_event_type type)
+{
+	struct ibv_async_event ev;
+	struct ibv_qp *qp = NULL;
+
+	while (qp == NULL && ibv_get_async_event(c, &ev) == 0) {
+		if (ev.event_type == type)
+			qp = ev.element.qp;
+		ibv_ack_async_event(&ev);
+	}
+	return qp;
+}
+
+/* ibv_open_qp: more handles on an XRC_RECV QP (the kernel's shared XRC target QPs). Refused:
+ * a mask without NUM, XRCD or TYPE, a type other than XRC_RECV, another domain, a QPN of no
+ * QP or of an RC QP (EINVAL), unknown mask bits (EOPNOTSUPP). A handle has the QP's number and
+ * its own qp_context; ibv_modify_qp and ibv_query_qp through it act on the QP; posting through
+ * it is EINVAL; ibv_close_xrcd of its domain handle EBUSY while it is open. The creator's
+ * handle destroyed, the QP still receives (through the others); an event of the QP (LAST_WQE
+ * on entering ERR) reaches every open handle, each on its context; the last handle takes the
+ * QP with it (open: EINVAL). A second context: its handle closed by ibv_close_device, the QP
+ * living on; a QP of that context closed with it, another context's handle left EINVAL. */
+static void check_open_qp(void)
+{
+	char path[] = "/tmp/dpv_openqp_XXXXXX";
+	int fd = mkstemp(path), tag0, tag1, tag2;
+	struct ibv_context *ctx2 = ibv_open_device(ctx->device);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						      IBV_XRCD_INIT_ATTR_OFLAGS, .fd = fd };
+	struct ibv_xrcd *x = xrcd_open(fd, O_CREAT), *x_same = xrcd_open(fd, 0);
+	struct ibv_xrcd *x_other = xrcd_open(-1, O_CREAT), *x2;
+	struct ibv_cq *scq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_cq *cq2 = ctx2 ? ibv_create_cq(ctx2, 4, NULL, NULL, 0) : NULL;
+	struct ibv_srq *s_in = x ? xrc_srq(x, rcq) : NULL;
+	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = scq,
+					  .cap = { .max_send_wr = 16, .max_send_sge = 1 },
+					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd };
+	struct ibv_qp *ini = ibv_create_qp_ex(ctx, &qa), *tgt, *h1, *h2, *rc, *tgt2, *h;
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr at;
+	struct ibv_wc wc[2];
+	uint32_t n_in = 0, qpn;
+
+	CHECK(fd >= 0 && ctx2 != NULL && x != NULL && x_same != NULL && x_other != NULL &&
+	      s_in != NULL && ini != NULL && cq2 != NULL, "setup: %s", strerror(errno));
+	fcntl(ctx2->async_fd, F_SETFL, fcntl(ctx2->async_fd, F_GETFL) | O_NONBLOCK);
+	xa.oflags = 0;
+	x2 = ibv_open_xrcd(ctx2, &xa);            /* the same domain through ctx2 */
+	CHECK(x2 != NULL, "the domain through a second context: %s", strerror(errno));
+	CHECK_EQ(ibv_get_srq_num(s_in, &n_in), 0);
+	qa = (struct ibv_qp_init_attr_ex){ .qp_type = IBV_QPT_XRC_RECV, .qp_context = &tag0,
+					   .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
+	tgt = ibv_create_qp_ex(ctx, &qa);
+	CHECK(tgt != NULL, "XRC_RECV: %s", strerror(errno));
+	qpn = tgt->qp_num;
+	discard_events(ctx);
+	/* refusals */
+	rc = qp_make(IBV_QPT_RC, scq, NULL);
+	errno = 0;
+	CHECK(open_qp(ctx, x, qpn, OPEN_MASK & ~IBV_QP_OPEN_ATTR_TYPE, IBV_QPT_XRC_RECV, NULL) ==
+	      NULL && errno == EINVAL, "no TYPE: errno %d", errno);
+	errno = 0;
+	CHECK(open_qp(ctx, x, qpn, OPEN_MASK & ~IBV_QP_OPEN_ATTR_XRCD, IBV_QPT_XRC_RECV, NULL) ==
+	      NULL && errno == EINVAL, "no XRCD: errno %d", errno);
+	errno = 0;
+	CHECK(open_qp(ctx, x, qpn, OPEN_MASK | IBV_QP_OPEN_ATTR_RESERVED, IBV_QPT_XRC_RECV,
+		      NULL) == NULL && errno == EOPNOTSUPP, "unknown mask bit: errno %d", errno);
+	errno = 0;
+	CHECK(open_qp(ctx, x, qpn, OPEN_MASK, IBV_QPT_RC, NULL) == NULL && errno == EINVAL,
+	      "type RC: errno %d", errno);
+	errno = 0;
+	CHECK(open_qp(ctx, x_other, qpn, OPEN_MASK, IBV_QPT_XRC_RECV, NULL) == NULL &&
+	      errno == EINVAL, "another domain: errno %d", errno);
+	errno = 0;
+	CHECK(open_qp(ctx, x, rc->qp_num, OPEN_MASK, IBV_QPT_XRC_RECV, NULL) == NULL &&
+	      errno == EINVAL, "an RC QP's number: errno %d", errno);
+	errno = 0;
+	CHECK(open_qp(ctx, x, 0xfffe, OPEN_MASK, IBV_QPT_XRC_RECV, NULL) == NULL &&
+	      errno == EINVAL, "no such QP: errno %d", errno);
+	CHECK_EQ(ibv_destroy_qp(rc), 0);
+	/* two handles: one through another handle of the domain, one through ctx2 */
+	h1 = open_qp(ctx, x_same, qpn, OPEN_MASK, IBV_QPT_XRC_RECV, &tag1);
+	h2 = open_qp(ctx2, x2, qpn, OPEN_MASK, IBV_QPT_XRC_RECV, &tag2);
+	CHECK(h1 != NULL && h2 != NULL && h1 != tgt && h2 != h1, "ibv_open_qp: %s",
+	      strerror(errno));
+	if (h1 == NULL || h2 == NULL)
+		exit(1);
+	CHECK(h1->qp_num == qpn && h1->qp_type == IBV_QPT_XRC_RECV && h1->qp_context == &tag1 &&
+	      h1->context == ctx && h2->context == ctx2 && h2->qp_context == &tag2,
+	      "the handles: qpn %#x type %d", h1->qp_num, h1->qp_type);
+	CHECK_EQ(ibv_close_xrcd(x_same), EBUSY);
+	xrc_connect(ini, h1);                       /* modified through a handle */
+	CHECK_EQ(ibv_query_qp(tgt, &at, IBV_QP_STATE, &qi), 0);
+	CHECK_EQ(at.qp_state, IBV_QPS_RTS);
+	CHECK_EQ(ibv_query_qp(h2, &at, IBV_QP_STATE, &qi), 0);
+	CHECK(at.qp_state == IBV_QPS_RTS && qi.qp_context == &tag2 &&
+	      qi.qp_type == IBV_QPT_XRC_RECV, "query through ctx2's handle: state %d", at.qp_state);
+	{
+		struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
+		struct ibv_recv_wr rw = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+
+		CHECK_EQ(ibv_post_recv(h1, &rw, &rbad), EINVAL);
+		CHECK_EQ(xrc_send(h1, n_in, 10, 1), EINVAL);
+	}
+	/* the creator's handle goes; the QP stays, and receives */
+	CHECK_EQ(ibv_destroy_qp(tgt), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(srq_post(s_in, buf + RX + i * SLOT, SLOT, 700 + i), 0);
+	pattern(buf + TX, 1500, 41);
+	CHECK_EQ(xrc_send(ini, n_in, 1500, 1), 0);
+	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 700 && wc[0].qp_num == qpn &&
+	      wc[0].byte_len == 1500, "after the creator's destroy: %s wr_id %lu qp %#x",
+	      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id, wc[0].qp_num);
+	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+	/* ERR through ctx2's handle: LAST_WQE_REACHED to both open handles, each on its context */
+	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR };
+	CHECK_EQ(ibv_modify_qp(h2, &at, IBV_QP_STATE), 0);
+	h = qp_event(ctx, IBV_EVENT_QP_LAST_WQE_REACHED);
+	CHECK(h == h1, "LAST_WQE on ctx: handle %p (want h1 %p, not the closed %p)", (void *)h,
+	      (void *)h1, (void *)tgt);
+	CHECK(qp_event(ctx, IBV_EVENT_QP_LAST_WQE_REACHED) == NULL, "a second event on ctx");
+	h = qp_event(ctx2, IBV_EVENT_QP_LAST_WQE_REACHED);
+	CHECK(h == h2, "LAST_WQE on ctx2: handle %p (want h2 %p)", (void *)h, (void *)h2);
+	/* h1 goes, the QP stays (h2): opened again, queried; h2 goes last and takes it */
+	CHECK_EQ(ibv_destroy_qp(h1), 0);
+	CHECK_EQ(ibv_close_xrcd(x_same), 0);
+	h = open_qp(ctx, x, qpn, OPEN_MASK, IBV_QPT_XRC_RECV, NULL);
+	CHECK(h != NULL, "opened again while h2 holds it: %s", strerror(errno));
+	CHECK_EQ(ibv_query_qp(h2, &at, IBV_QP_STATE, &qi), 0);
+	CHECK_EQ(at.qp_state, IBV_QPS_ERR);
+	if (h != NULL)
+		CHECK_EQ(ibv_destroy_qp(h), 0);
+	CHECK_EQ(ibv_destroy_qp(h2), 0);
+	errno = 0;
+	CHECK(open_qp(ctx, x, qpn, OPEN_MASK, IBV_QPT_XRC_RECV, NULL) == NULL && errno == EINVAL,
+	      "gone with its last handle: errno %d", errno);
+	/* ctx2 closed: its handle on ctx's QP goes (the QP stays); ctx2's QP goes with it and
+	 * ctx's handle on it answers EINVAL until destroyed */
+	qa = (struct ibv_qp_init_attr_ex){ .qp_type = IBV_QPT_XRC_RECV,
+					   .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
+	tgt2 = ibv_create_qp_ex(ctx, &qa);
+	qa.xrcd = x2;
+	tgt = ibv_create_qp_ex(ctx2, &qa);
+	CHECK(tgt2 != NULL && tgt != NULL, "XRC_RECV QPs: %s", strerror(errno));
+	h2 = open_qp(ctx2, x2, tgt2->qp_num, OPEN_MASK, IBV_QPT_XRC_RECV, NULL);
+	h1 = open_qp(ctx, x, tgt->qp_num, OPEN_MASK, IBV_QPT_XRC_RECV, NULL);
+	CHECK(h1 != NULL && h2 != NULL, "handles across contexts: %s", strerror(errno));
+	CHECK_EQ(ibv_destroy_cq(cq2), 0);
+	CHECK_EQ(ibv_close_device(ctx2), 0);        /* h2, x2, tgt left to it */
+	CHECK_EQ(ibv_query_qp(tgt2, &at, IBV_QP_STATE, &qi), 0);
+	if (h1 != NULL) {
+		CHECK_EQ(ibv_query_qp(h1, &at, IBV_QP_STATE, &qi), EINVAL);
+		CHECK_EQ(ibv_destroy_qp(h1), 0);
+	}
+	CHECK_EQ(ibv_destroy_qp(tgt2), 0);
+	CHECK_EQ(ibv_destroy_qp(ini), 0);
+	CHECK_EQ(ibv_destroy_srq(s_in), 0);
+	CHECK_EQ(ibv_close_xrcd(x), 0);
+	CHECK_EQ(ibv_close_xrcd(x_other), 0);
+	CHECK_EQ(ibv_destroy_cq(scq), 0);
+	CHECK_EQ(ibv_destroy_cq(rcq), 0);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	ctx = test_open(NULL);
@@ -881,6 +1074,7 @@ int main(void)
 	check_srq_inv();
 	check_raw();
 	check_xrc();
+	check_open_qp();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);

@@ -39,6 +39,8 @@ for t in $tools; do
 	command -v $t > /dev/null || { echo "FAIL: $t is missing (apt-get install kmod cpio" \
 		"iproute2 tshark ibverbs-utils)"; exit 1; }
 done
+[ "$mode" = rc ] && [ ! -x "$build/test/vm/mw_peer" ] &&
+	{ echo "FAIL: $build/test/vm/mw_peer is not built"; exit 1; }
 [ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] ||
 	{ echo "FAIL: rxe's provider is missing (apt-get install ibverbs-providers)"; exit 1; }
 
@@ -72,6 +74,8 @@ rc_steps=(
 	"uc_pp_client client pp:20 ibv_uc_pingpong -g 1 -s 2500 -n 20"
 	"srq_pp_server server pp:20 ibv_srq_pingpong -g 1 -s 2500 -n 20"
 	"srq_pp_client client pp:20 ibv_srq_pingpong -g 1 -s 2500 -n 20"
+	"mw_rxe_owner server ok:mw_peer $build/test/vm/mw_peer -g 1 -o server"
+	"mw_dpv_owner server ok:mw_peer $build/test/vm/mw_peer -g 1 -o client"
 	"write_bw_dpv server pt:200 ib_write_bw -x 1 -s 8192 -n 200"
 	"write_bw_rxe client pt:200 ib_write_bw -x 1 -s 8192 -n 200"
 	"read_bw_dpv server pt:200 ib_read_bw -x 1 -o 16 -s 8192 -n 200"
@@ -89,6 +93,13 @@ rc_steps=(
 	"loss_send_dpv server pt:500 ib_send_bw -x 1 -t 16 -s 4096 -n 500"
 	"loss_send_rxe client pt:500 ib_send_bw -x 1 -t 16 -s 4096 -n 500"
 )
+# The mw_ steps: mw_peer (test/vm/mw_peer.c, our own program: no rdma-core tool binds memory
+# windows), the same binary on rxe and on dpverbs: the owner binds a type 2 window
+# (IBV_WR_BIND_MW), the user READs and WRITEs through it, invalidates it with SEND_WITH_INV
+# (the owner's receive completion: IBV_WC_WITH_INV and the key) and WRITEs through the dead key
+# (REM_ACCESS_ERR, the owner's bytes unchanged). rxe owns in mw_rxe_owner, dpverbs in
+# mw_dpv_owner. DPV_RXE_ONLY=REGEX runs only the rc steps whose names match (a developer's
+# shortcut: one boot, fewer steps).
 LOSS=5%                       # netem's loss of RoCE frames, both ways, in the loss_ steps
 
 # The bench steps (guest_rc_bench.sh, all inside the guest): message size and iterations
@@ -378,6 +389,11 @@ dpv_step() {
 		pp:*)
 			grep -q "^${check#pp:} iters in" "$d/out" || rc=1
 			grep -q "^${check#pp:} iters in" "$d/host.out" || rc=1 ;;
+		ok:*)
+			grep -q "^${check#ok:}: passed" "$d/out" ||
+				{ echo "$name: rxe's side did not pass"; rc=1; }
+			grep -q "^${check#ok:}: passed" "$d/host.out" ||
+				{ echo "$name: dpverbs' side did not pass"; rc=1; } ;;
 		pt:*)
 			cli=$d/host.out
 			[ "$role" = server ] && cli=$d/out
@@ -534,6 +550,13 @@ elif [ "$mode" = rc ]; then
 	# the port's RoCEv2 addresses: GID 1 and GID 2, as rxe0's in the guest
 	port_addr = $DPV_PORT $DPV_ADDR4 $DPV_ADDR6
 	EOF
+	if [ -n "${DPV_RXE_ONLY:-}" ]; then
+		all=("${rc_steps[@]}") rc_steps=()
+		for st in "${all[@]}"; do
+			[[ ${st%% *} =~ $DPV_RXE_ONLY ]] && rc_steps+=("$st")
+		done
+		echo "DPV_RXE_ONLY=$DPV_RXE_ONLY: ${#rc_steps[@]} of ${#all[@]} steps"
+	fi
 	guest_steps=() steps=()
 	for st in "${rc_steps[@]}"; do
 		read -r n role check tool args <<< "$st"

@@ -1,7 +1,8 @@
 #!/bin/sh
-# run_mw_veth.sh PROGRAM: test_mw_wire between two processes, each with net_af_packet on one
-# end of a veth pair of this run's own (IPv6 off on both ends, so that the kernel sends nothing
-# of its own into the test's traffic). The pair is removed afterwards.
+# run_mw_veth.sh PROGRAM: a two-process wire test (test_mw_wire, test_srq_wire: the program
+# forks), each process with net_af_packet on one end of a veth pair of this run's own (IPv6
+# off on both ends, so that the kernel sends nothing of its own into the test's traffic).
+# The pair is removed afterwards.
 set -u
 prog=$1
 a=dpvma$$
