@@ -28,47 +28,97 @@ struct rx_burst {
 	uint64_t t;                       /* cycle statistics: the current stage's start */
 };
 
-static unsigned int csum_flag(struct rx_burst *b, unsigned int i)
+/* IBV_WC_IP_CSUM_OK or 0 for frame @i, the general case (noinline: off the fast path). */
+static __rte_noinline unsigned int csum_flag_slow(struct rx_burst *b, unsigned int i,
+						  const struct rte_mbuf *m)
 {
-	const struct rte_mbuf *m = b->frames[i];
 	uint64_t bit = 1ull << i;
 
-	/* no word from the port and an EtherType that is neither IPv4 nor a VLAN tag: no
-	 * checksum to vouch for (the common non-IP case, without a call) */
-	if (!(m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) &&
-	    !(b->c.parsed & bit) && !dpv__may_be_ipv4(rte_pktmbuf_mtod(m, const uint8_t *),
-						      rte_pktmbuf_data_len(m)))
-		return 0;
 	if (!(b->csum_known & bit)) {
 		b->csum_known |= bit;
-		if (dpv__rx_csum_ok_parsed(b->frames[i], b->c.parsed & bit ? &b->c.info[i] : NULL))
+		if (dpv__rx_csum_ok_parsed(m, b->c.parsed & bit ? &b->c.info[i] : NULL))
 			b->csum_good |= bit;
 	}
 	return b->csum_good & bit ? IBV_WC_IP_CSUM_OK : 0;
 }
 
-/* Where frame @frame (@len bytes) lands in WQE @w with scatter list @sge when it is the common
- * case, one SGE and one mbuf: *@va, checked (or an error status); NULL in *@va otherwise.
- * *@mr: the MR the previous WQE's SGE was in (the RQ's buffers are usually in one MR: the
- * lkey's table entry is not read again for every frame). */
-static enum ibv_wc_status place(struct dpv_qp *qp, const struct dpv_rwqe *w,
-				const struct ibv_sge *sge, const struct rte_mbuf *frame,
-				uint32_t len, uint8_t **va, struct dpv_mr **mr)
+/* IBV_WC_IP_CSUM_OK or 0 for frame @i, whose bytes start at @h; @parsed: the burst's
+ * b->c.parsed. No word from the port, not parsed, and an EtherType that is neither IPv4 nor
+ * a VLAN tag: no checksum to vouch for (the common non-IP case, without a call). */
+static inline unsigned int csum_flag(struct rx_burst *b, unsigned int i, const struct rte_mbuf *m,
+				     const uint8_t *h, uint64_t parsed)
 {
-	*va = NULL;
-	if (unlikely(w->nsge != 1 || frame->nb_segs != 1 || len == 0))
-		return IBV_WC_SUCCESS;
-	if (unlikely(len > sge->length))
-		return IBV_WC_LOC_LEN_ERR;
-	if (*mr == NULL || (*mr)->ibmr.lkey != sge->lkey) {
-		*mr = dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, len, va);
-		if (unlikely(*mr == NULL || !((*mr)->access & IBV_ACCESS_LOCAL_WRITE))) {
-			*mr = NULL;
-			return IBV_WC_LOC_PROT_ERR;
-		}
-		return IBV_WC_SUCCESS;
+	if (likely(!(m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) &&
+		   !((parsed >> i) & 1)) && !dpv__may_be_ipv4(h, rte_pktmbuf_data_len(m)))
+		return 0;
+	return csum_flag_slow(b, i, m);
+}
+
+/* The MR the RQ's SGEs were last found in (the RQ's buffers are usually in one MR: the
+ * lkey's table entry is not read again for every frame), as plain bounds. */
+struct rx_window {
+	uint64_t lkey;                    /* > UINT32_MAX: none yet */
+	uint64_t iova, length;
+	uint8_t *va;
+};
+
+/* @sge's MR into @w; false if it has none in @qp's PD with local write access. */
+static bool window_load(struct dpv_qp *qp, const struct ibv_sge *sge, uint32_t len,
+			struct rx_window *w)
+{
+	uint8_t *va;
+	struct dpv_mr *mr = dpv__mr_lookup(qp->ctx, qp->pd, sge->lkey, sge->addr, len, &va);
+
+	if (mr == NULL || !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+		return false;
+	*w = (struct rx_window){ sge->lkey, mr->iova, mr->length, mr->va };
+	return true;
+}
+
+/* Where a frame of @len bytes lands in WQE @w with scatter list @sge when it is the common
+ * case, one SGE and one mbuf (@segs), checked; NULL otherwise: scatter in general, or an
+ * error (*@err set). */
+static inline uint8_t *place(struct dpv_qp *qp, const struct dpv_rwqe *w,
+			     const struct ibv_sge *sge, uint16_t segs, uint32_t len,
+			     struct rx_window *win, enum ibv_wc_status *err)
+{
+	uint64_t off;
+
+	if (unlikely(w->nsge != 1 || segs != 1 || len == 0))
+		return NULL;
+	if (unlikely(len > sge->length)) {
+		*err = IBV_WC_LOC_LEN_ERR;
+		return NULL;
 	}
-	return dpv__mr_range(*mr, sge->addr, len, va) ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR;
+	if (unlikely(sge->lkey != win->lkey) && !window_load(qp, sge, len, win)) {
+		*err = IBV_WC_LOC_PROT_ERR;
+		return NULL;
+	}
+	off = sge->addr - win->iova;     /* below iova: wraps, and fails the test */
+	if (unlikely(off > win->length || len > win->length - off)) {
+		*err = IBV_WC_LOC_PROT_ERR;
+		return NULL;
+	}
+	return win->va + off;
+}
+
+/* Copy a frame of @len bytes: up to 128 bytes (the common small frame) in a few 16-byte
+ * moves that may overlap, without a call; longer ones by rte_memcpy. Never writes past
+ * @len: the rest of the WQE's buffer is the application's. */
+static inline void copy_frame(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+	if (len >= 32 && len <= 64) {
+		memcpy(dst, src, 32);
+		memcpy(dst + len - 32, src + len - 32, 32);
+	} else if (len > 64 && len <= 128) {
+		memcpy(dst, src, 64);
+		memcpy(dst + len - 64, src + len - 64, 64);
+	} else if (len >= 16 && len < 32) {
+		memcpy(dst, src, 16);
+		memcpy(dst + len - 16, src + len - 16, 16);
+	} else {
+		rte_memcpy(dst, src, len);
+	}
 }
 
 /* Scatter @frame (@len bytes) into WQE @w with scatter list @sge, in general (several SGEs,
@@ -109,13 +159,21 @@ static bool receiving(const struct dpv_qp *qp)
 	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE;
 }
 
-/* The frames of one QP in a burst: where each lands. */
+/* Where a frame of a burst lands, and what its completion says. */
+struct rx_land {
+	uint8_t *va;                      /* NULL: scatter in general */
+	const uint8_t *src;               /* its bytes (the first mbuf's) */
+	uint64_t wr_id;
+	uint32_t len;
+	uint16_t wc_flags;
+	uint8_t frame;                    /* index in the burst */
+};
+
+/* The frames of one QP in a burst. */
 struct rx_take {
 	unsigned int n;                   /* frames with a WQE, in order */
 	enum ibv_wc_status err;           /* frame n, if not SUCCESS, fails with it */
-	uint8_t frame[DPV_RX_MAX];        /* index in the burst */
-	uint8_t *va[DPV_RX_MAX];          /* where it lands (NULL: scatter in general) */
-	struct dpv_rx_done done[DPV_RX_MAX];     /* its completion */
+	struct rx_land at[DPV_RX_MAX];
 };
 
 /* The WQEs @mask's frames take, in order, where they land and what their completions say,
@@ -127,17 +185,21 @@ static void qp_place(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask, struc
 	const struct dpv_rq *rq = &qp->rq;
 	const struct dpv_rwqe *wqe = rq->wqe;
 	const struct ibv_sge *sges = rq->sge;
-	uint32_t tail = rq->tail, head = rq->head, ring = rq->mask, max_sge = rq->max_sge;
-	struct dpv_mr *mr = NULL;
-	unsigned int n = 0;
+	struct rte_mbuf *const *frames = b->frames;
+	const uint32_t ring = rq->mask, max_sge = rq->max_sge;
+	uint32_t pos = rq->tail, head = rq->head;
+	struct rx_window win = { .lkey = UINT64_MAX };
+	enum ibv_wc_status err = IBV_WC_SUCCESS;
+	struct rx_land *l = t->at;
+	const uint64_t parsed = b->c.parsed;
 
-	t->err = IBV_WC_SUCCESS;
 	for (; mask != 0; mask &= mask - 1) {
 		unsigned int i = (unsigned int)__builtin_ctzll(mask);
-		const struct rte_mbuf *frame = b->frames[i];
-		uint32_t slot = tail & ring, len = rte_pktmbuf_pkt_len(frame);
+		const struct rte_mbuf *frame = frames[i];
+		const uint8_t *src = rte_pktmbuf_mtod(frame, const uint8_t *);
+		uint32_t slot = pos & ring, len = rte_pktmbuf_pkt_len(frame);
 
-		if (tail == head) {
+		if (unlikely(pos == head)) {
 			/* a QP with an SRQ takes the SRQ's oldest WQE into its own ring */
 			if (qp->srq == NULL || dpv__srq_take(qp, qp->srq) != 0) {
 				dpv__count(&b->q->no_wqe, 1);
@@ -145,18 +207,59 @@ static void qp_place(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask, struc
 			}
 			head = rq->head;
 		}
-		t->err = place(qp, &wqe[slot], &sges[(size_t)slot * max_sge], frame, len, &t->va[n],
-			       &mr);
-		if (unlikely(t->err != IBV_WC_SUCCESS))
+		l->va = place(qp, &wqe[slot], &sges[(size_t)slot * max_sge], frame->nb_segs, len,
+			      &win, &err);
+		if (likely(l->va != NULL))
+			rte_prefetch0(l->va);
+		else if (unlikely(err != IBV_WC_SUCCESS))
 			break;
-		if (t->va[n] != NULL)
-			rte_prefetch0(t->va[n]);
-		t->frame[n] = (uint8_t)i;
-		t->done[n] = (struct dpv_rx_done){ wqe[slot].wr_id, len, csum_flag(b, i) };
-		n++;
-		tail++;
+		l->src = src;
+		l->wr_id = wqe[slot].wr_id;
+		l->len = len;
+		l->wc_flags = (uint16_t)csum_flag(b, i, frame, src, parsed);
+		l->frame = (uint8_t)i;
+		l++;
+		pos++;
+	}
+	t->err = err;
+	t->n = (unsigned int)(l - t->at);
+}
+
+/* The frames of @t into their WQEs and their completions into @qp's CQ, one after the other
+ * (the CQ lock taken before the copies: its atomic does not wait for their stores to drain);
+ * stops at a frame that fails to scatter (t->n, t->err). Completions that do not fit are
+ * lost, the CQ overrun (the WQEs are used, as on hardware). */
+static void qp_land(struct rx_burst *b, struct dpv_qp *qp, struct rx_take *t)
+{
+	struct dpv_rq *rq = &qp->rq;
+	struct dpv_cq_recv opened, w;
+	unsigned int fit = dpv__cq_recv_open(qp->rcq, qp, &opened), n = t->n;
+
+	w = opened;                       /* a copy whose address stays here: in registers */
+	for (unsigned int k = 0; k < n; k++) {
+		const struct rx_land *l = &t->at[k];
+
+		if (likely(l->va != NULL)) {
+			copy_frame(l->va, l->src, l->len);
+		} else {
+			uint32_t slot = (rq->tail + k) & rq->mask;
+			enum ibv_wc_status st = scatter(qp, &rq->wqe[slot],
+							&rq->sge[(size_t)slot * rq->max_sge],
+							b->frames[l->frame], l->len);
+
+			if (unlikely(st != IBV_WC_SUCCESS)) {
+				n = k;            /* this one fails; the ones after it do not land */
+				t->err = st;
+				break;
+			}
+		}
+		if (likely(k < fit))
+			dpv__cq_recv_put(&w, l->wr_id, l->len, l->wc_flags);
 	}
 	t->n = n;
+	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_COPY], b->t);
+	opened.tail = w.tail;
+	dpv__cq_recv_close(&opened, n);
 }
 
 /* Frames @mask of the burst (in order) into @qp's WQEs, their completions into its CQ, all
@@ -166,7 +269,6 @@ static void qp_take(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 {
 	struct dpv_rq *rq = &qp->rq;
 	struct rx_take t;
-	unsigned int k;
 
 	dpv__qp_lock(qp);
 	if (!receiving(qp)) {
@@ -174,29 +276,11 @@ static void qp_take(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 		return;
 	}
 	qp_place(b, qp, mask, &t);
-	for (k = 0; k < t.n; k++) {
-		const struct rte_mbuf *frame = b->frames[t.frame[k]];
-
-		if (likely(t.va[k] != NULL)) {
-			rte_memcpy(t.va[k], rte_pktmbuf_mtod(frame, const void *), t.done[k].byte_len);
-		} else {
-			uint32_t slot = (rq->tail + k) & rq->mask;
-			enum ibv_wc_status st = scatter(qp, &rq->wqe[slot],
-							&rq->sge[(size_t)slot * rq->max_sge],
-							frame, t.done[k].byte_len);
-
-			if (unlikely(st != IBV_WC_SUCCESS)) {
-				t.n = k;          /* this one fails; the ones after it do not land */
-				t.err = st;
-				break;
-			}
-		}
-	}
-	rq->tail += t.n;
-	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_COPY], b->t);
 	if (t.n > 0) {
-		dpv__cq_push_recvs(qp->rcq, qp, t.done, t.n);
-		dpv__cq_rxq_seen(qp->rcq, b->q);
+		qp_land(b, qp, &t);
+		rq->tail += t.n;
+		if (t.n > 0)
+			dpv__cq_rxq_seen(qp->rcq, b->q);
 		qp->rx_completed += t.n;
 	}
 	if (unlikely(t.err != IBV_WC_SUCCESS)) {

@@ -353,26 +353,26 @@ static inline uint32_t cq_room(const struct dpv_cq *cq)
 	return cq->head > cq->tail ? cq->head - cq->tail - 1 : cq->size - 1 - (cq->tail - cq->head);
 }
 
-int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx_done *d,
-		       unsigned int n)
+unsigned int dpv__cq_recv_open(struct dpv_cq *cq, struct dpv_qp *qp, struct dpv_cq_recv *w)
 {
-	unsigned int i, fit;
-	struct dpv_cqe *ring;
-	uint32_t from, tail, size;
-
 	dpv__spinlock_lock(&cq->lock);
-	fit = RTE_MIN(n, cq_room(cq));
-	ring = cq->ring;
-	from = tail = cq->tail;
-	size = cq->size;
-	for (i = 0; i < fit; i++) {
-		dpv__cqe_fill(&ring[tail], qp, d[i].wr_id, IBV_WC_SUCCESS, IBV_WC_RECV,
-			      d[i].byte_len, d[i].wc_flags);
-		tail = tail + 1 == size ? 0 : tail + 1;
-	}
-	__atomic_store_n(&cq->tail, tail, __ATOMIC_RELAXED);
+	w->cq = cq;
+	w->qp = qp;
+	w->qp_num = qp->ibqp.qp_num;
+	w->ring = cq->ring;
+	w->size = cq->size;
+	w->from = w->tail = cq->tail;
+	return cq_room(cq);
+}
+
+int dpv__cq_recv_close(struct dpv_cq_recv *w, unsigned int wanted)
+{
+	struct dpv_cq *cq = w->cq;
+	unsigned int written = (w->tail + w->size - w->from) % w->size;
+
+	__atomic_store_n(&cq->tail, w->tail, __ATOMIC_RELAXED);
 	/* a receive is never solicited on a RAW_PACKET QP: a CQ armed for solicited ones stays */
-	return push_done(cq, from, fit, n, fit > 0 && !cq->solicited_only);
+	return push_done(cq, w->from, written, wanted, written > 0 && !cq->solicited_only);
 }
 
 int dpv__cq_push(struct dpv_cq *cq, const struct dpv_cqe *cqe)

@@ -459,16 +459,20 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 		       unsigned int n);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
 int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
-/* A successful receive: what its completion says besides the QP. */
-struct dpv_rx_done {
-	uint64_t wr_id;
-	uint32_t byte_len;
-	uint32_t wc_flags;
+/* Successful receive completions (IBV_WC_RECV) of one QP written in place, as a burst is
+ * delivered (the receive fast path): dpv__cq_recv_open takes the CQ lock and returns how many
+ * fit; dpv__cq_recv_put writes one (at most that many); dpv__cq_recv_close publishes them,
+ * fires an armed CQ and releases the lock: -ENOSPC (and IBV_EVENT_CQ_ERR) if @wanted
+ * completions did not all fit. */
+struct dpv_cq_recv {
+	struct dpv_cq *cq;
+	struct dpv_qp *qp;
+	struct dpv_cqe *ring;
+	uint32_t size, from, tail;
+	uint32_t qp_num;
 };
-/* @n successful receive completions of @qp (IBV_WC_RECV), written in place under one CQ
- * lock; -ENOSPC as above. */
-int dpv__cq_push_recvs(struct dpv_cq *cq, struct dpv_qp *qp, const struct dpv_rx_done *d,
-		       unsigned int n);
+unsigned int dpv__cq_recv_open(struct dpv_cq *cq, struct dpv_qp *qp, struct dpv_cq_recv *w);
+int dpv__cq_recv_close(struct dpv_cq_recv *w, unsigned int wanted);
 void dpv__cq_attach_qp(struct dpv_cq *cq);
 void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
@@ -907,6 +911,21 @@ static inline void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t 
 	e->sq_index = 0;
 	e->is_send = false;
 	e->solicited = false;
+}
+
+static inline void dpv__cq_recv_put(struct dpv_cq_recv *w, uint64_t wr_id, uint32_t len,
+				    unsigned int flags)
+{
+	struct dpv_cqe *e = &w->ring[w->tail];
+
+	/* dpv__cqe_fill's fields, with the QP number the writer read once */
+	e->wc = (struct ibv_wc){ .wr_id = wr_id, .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
+				 .byte_len = len, .qp_num = w->qp_num, .wc_flags = flags };
+	e->qp = w->qp;
+	e->sq_index = 0;
+	e->is_send = false;
+	e->solicited = false;
+	w->tail = w->tail + 1 == w->size ? 0 : w->tail + 1;
 }
 
 /* Every QP and CQ of the process, for the telemetry endpoints (telemetry.c). */

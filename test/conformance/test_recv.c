@@ -187,6 +187,48 @@ static void errors_and_flags(struct ibv_qp *tx)
 	CHECK_EQ(ibv_destroy_qp(q), 0);
 }
 
+/* A receive WQE whose SGE leaves its MR, or names no MR, completes with LOC_PROT_ERR when a
+ * frame lands in it (as hardware checks: not when posted), after the WQE before it received
+ * its frame, and moves the QP to ERR (the rest flushed); no byte lands outside the MR. */
+static void protection_errors(struct ibv_qp *tx)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_recv_wr = 4, .max_recv_sge = 1 } };
+	uint8_t *end = buf + (1 << 20);
+	struct ibv_wc wc[8];
+
+	for (int bad_lkey = 0; bad_lkey < 2; bad_lkey++) {
+		struct ibv_qp *q = ibv_create_qp(pd, &ia);
+		/* 64 bytes from 32 before the MR's end, or a key no MR has */
+		struct ibv_sge sge = { (uintptr_t)(bad_lkey ? buf + RX_BASE : end - 32), 2048,
+				       bad_lkey ? mr->lkey ^ 0x00ffffff : mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 21, .sg_list = &sge, .num_sge = 1 }, *bad;
+		struct ibv_flow *f;
+
+		CHECK(q != NULL && test_qp_to(q, IBV_QPS_INIT) == 0);
+		CHECK_EQ(post_recvs(q, 1, 2048, 20, 8), 0);
+		CHECK_EQ(ibv_post_recv(q, &wr, &bad), 0);         /* accepted: checked on use */
+		CHECK_EQ(post_recvs(q, 1, 2048, 22, 9), 0);
+		CHECK_EQ(test_qp_to(q, IBV_QPS_RTR), 0);
+		f = flow_to(q, IBV_FLOW_ATTR_NORMAL, mac_a, 0, 0);
+		CHECK(f != NULL);
+		memset(end - 32, 0x5a, 32);
+		frame_to(buf + 14336, mac_a, 64, 3);
+		send1(tx, buf + 14336, 64, 0);
+		send1(tx, buf + 14336, 64, 0);
+		CHECK_EQ(test_poll(rcq, wc, 3), 3);
+		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 20 && wc[0].byte_len == 64);
+		CHECK(wc[1].status == IBV_WC_LOC_PROT_ERR && wc[1].wr_id == 21, "%s",
+		      ibv_wc_status_str(wc[1].status));
+		CHECK(wc[2].status == IBV_WC_WR_FLUSH_ERR && wc[2].wr_id == 22);
+		CHECK_EQ(q->state, IBV_QPS_ERR);
+		for (int i = 0; i < 32; i++)
+			CHECK_EQ(end[i - 32], 0x5a);          /* nothing written */
+		CHECK_EQ(ibv_destroy_flow(f), 0);
+		CHECK_EQ(ibv_destroy_qp(q), 0);
+	}
+}
+
 /* Specs are bounded by attr.size and by their type's size (fuzz_flow_spec found reads past
  * attr.size and a short spec matched on bytes nobody wrote). */
 static void spec_sizes(void)
@@ -568,6 +610,7 @@ int main(void)
 	      test_qp_to(tx, IBV_QPS_RTS) == 0);
 	steering_and_bytes(tx);
 	errors_and_flags(tx);
+	protection_errors(tx);
 	spec_sizes();
 	five_tuples_ipv6_mcast(tx);
 	drops_counted(tx);
