@@ -1,10 +1,15 @@
-/* A port's receive side on several queues (net_tap with the configured 4 queues: the kernel
- * puts each flow's frames on one tap queue by its flow hash). The kernel side sends frames of
- * 64 UDP flows through the tap interface (an AF_PACKET socket); four QPs take them by UDP
- * destination port, two threads poll two CQs each (so queues are polled by different threads
- * at once). What a user sees: every frame arrives exactly once, at the QP of its port, byte for
- * byte, each flow's frames in the order they were sent, and the port took them on more than
- * one queue (its per-queue counters). */
+/* A port's receive side on several queues, two ways:
+ * - net_tap with the configured 4 queues (the kernel puts each flow's frames on one tap queue
+ *   by its flow hash): the kernel side sends frames of 64 UDP flows through the tap interface
+ *   (an AF_PACKET socket);
+ * - `spread`: net_pcap replaying the same frames from a file on its one queue, no RSS, with
+ *   rx_spread = 1 and queues_per_port = 4: dpverbs spreads them over 4 software queues by its
+ *   flow hash.
+ * Four QPs take them by UDP destination port, two threads poll two CQs each (so queues are
+ * polled by different threads at once). What a user sees: every frame arrives exactly once, at
+ * the QP of its port, byte for byte, each flow's frames in the order they were sent, and the
+ * port took them on more than one queue (its per-queue counters: the PMD's rx_qN_packets, or
+ * the software queues' rx_spread_qN_packets). */
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
@@ -20,7 +25,7 @@
 #define FLOWS 64
 #define PER_FLOW 40
 #define TOTAL (FLOWS * PER_FLOW)
-#define DEPTH 512
+#define DEPTH 1024                   /* room for all of a QP's frames (640) */
 #define FRAME 60
 
 static struct ibv_pd *pd;
@@ -33,6 +38,7 @@ static int next_seq[FLOWS];                 /* each flow's next sequence number 
 static long wrong_qp, disorder, bad_bytes, errors;
 static pthread_mutex_t acct_lock = PTHREAD_MUTEX_INITIALIZER;
 static int got_all;
+static bool spread;                          /* the software-spread variant */
 
 /* Frame (flow, seq): UDP from port 1000 + flow to port 9000 + flow % NQP, tagged. */
 static void frame_of(uint8_t *f, int flow, int seq)
@@ -149,21 +155,61 @@ static int queues_used(struct ibv_context *ctx)
 		unsigned int q;
 		char what[16];
 
-		if (sscanf(xs[i].name, "rx_q%u_%15s", &q, what) == 2 &&
+		if (sscanf(xs[i].name, spread ? "rx_spread_q%u_%15s" : "rx_q%u_%15s", &q, what) == 2 &&
 		    strcmp(what, "packets") == 0 && xs[i].value > 0)
 			used++;
 	}
 	return used;
 }
 
-int main(void)
+/* The spread variant's port: the frames in a pcap file, in the order send_all sends them, a
+ * net_pcap port reading it, and the configuration that spreads its one queue over four. */
+static void pcap_port(void)
+{
+	static char dir[] = "/tmp/dpv_rxspread_XXXXXX";
+	char path[128], eal[512];
+	const char *base = getenv("DPV_EAL_ARGS");
+	uint8_t f[FRAME];
+	FILE *fp;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/flows.pcap", dir);
+	fp = fopen(path, "wb");
+	CHECK(fp != NULL);
+	const uint32_t gh[6] = { 0xa1b2c3d4, 2 | 4u << 16, 0, 0, 65535, 1 };
+
+	fwrite(gh, sizeof(gh), 1, fp);
+	for (int seq = 0; seq < PER_FLOW; seq++)
+		for (int flow = 0; flow < FLOWS; flow++) {
+			const uint32_t rh[4] = { 0, (uint32_t)(seq * FLOWS + flow), FRAME, FRAME };
+
+			frame_of(f, flow, seq);
+			fwrite(rh, sizeof(rh), 1, fp);
+			fwrite(f, FRAME, 1, fp);
+		}
+	CHECK_EQ(fclose(fp), 0);
+	snprintf(eal, sizeof(eal), "%s --vdev=net_pcap_rs0,rx_pcap=%s,tx_pcap=/dev/null",
+		 base ? base : "", path);
+	setenv("DPV_EAL_ARGS", eal, 1);
+	snprintf(path, sizeof(path), "%s/dpverbs.conf", dir);
+	fp = fopen(path, "w");
+	CHECK(fp != NULL);
+	fprintf(fp, "queues_per_port = 4\nrx_spread = 1\n");
+	CHECK_EQ(fclose(fp), 0);
+	setenv("DPV_CONFIG", path, 1);
+}
+
+int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
 	struct dpv_port_info info;
 	pthread_t th[2];
 	long missing = 0, twice = 0;
 
-	if (geteuid() != 0) {
+	spread = argc > 1 && strcmp(argv[1], "spread") == 0;
+	if (spread) {
+		pcap_port();
+	} else if (geteuid() != 0) {
 		printf("SKIP: net_tap needs root\n");
 		return 77;
 	}
@@ -197,7 +243,8 @@ int main(void)
 	}
 	for (int t = 0; t < 2; t++)
 		pthread_create(&th[t], NULL, poller, (void *)(intptr_t)t);
-	CHECK_EQ(send_all(), 0);
+	if (!spread)
+		CHECK_EQ(send_all(), 0);       /* else the port reads them from its file */
 	for (double end = test_now() + 15; test_now() < end; usleep(1000)) {
 		long sum = 0;
 
@@ -226,5 +273,5 @@ int main(void)
 	printf("frames on %d of %u receive queues\n", queues_used(ctx), info.nb_rx_queues);
 	CHECK_EQ(ibv_close_device(ctx), 0);       /* flows, QPs, CQs, MR and PD with it */
 	free(buf);
-	return test_done("rx_queues");
+	return test_done(spread ? "rx_spread" : "rx_queues");
 }
