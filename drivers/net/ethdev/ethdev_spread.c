@@ -141,7 +141,7 @@ static void drain(struct dpv_port *p, struct dpv_spread *s)
 
 	for (uint16_t i = 0; i < s->nb_sw; i++)
 		tail[i] = s->ring[i]->tail;
-	for (uint16_t k = 0; k < s->nb_hw; k++) {
+	for (uint16_t k = 0; k < s->nb_hw * s->nb_sw; k++) {
 		uint16_t hw = (uint16_t)((s->next_hw + k) % s->nb_hw), n;
 
 		for (uint16_t i = 0; i < s->nb_sw; i++)
