@@ -171,6 +171,8 @@ static int queues_used(struct ibv_context *ctx)
 	return used;
 }
 
+static void spread_config(const char *dir, int mode);
+
 /* The spread variant's port: the frames in a pcap file, in the order send_all sends them, a
  * net_pcap port reading it, and the configuration that spreads its one queue over four. */
 static void pcap_port(void)
@@ -200,12 +202,21 @@ static void pcap_port(void)
 	snprintf(eal, sizeof(eal), "%s --vdev=net_pcap_rs0,rx_pcap=%s,tx_pcap=/dev/null",
 		 base ? base : "", path);
 	setenv("DPV_EAL_ARGS", eal, 1);
+	spread_config(dir, 1);
+}
+
+/* rx_spread = @mode over 4 queues, in a configuration file in @dir. */
+static void spread_config(const char *dir, int mode)
+{
+	char path[128];
+	FILE *fp;
+
 	snprintf(path, sizeof(path), "%s/dpverbs.conf", dir);
 	fp = fopen(path, "w");
 	CHECK(fp != NULL);
 	/* rings that hold the whole file: no polling thread falls behind far enough to lose a
 	 * frame, however the machine schedules it (a full software queue drops) */
-	fprintf(fp, "queues_per_port = 4\nrx_spread = 1\nrx_desc = 4096\n");
+	fprintf(fp, "queues_per_port = 4\nrx_spread = %d\nrx_desc = 4096\n", mode);
 	CHECK_EQ(fclose(fp), 0);
 	setenv("DPV_CONFIG", path, 1);
 }
@@ -221,7 +232,18 @@ int main(int argc, char **argv)
 
 	spread = argc > 1 && strcmp(argv[1], "spread") == 0;
 	vm = getenv("DPV_TEST_BDF") != NULL;
-	if (spread) {
+	if (vm) {
+		static char dir[] = "/tmp/dpv_rxspread_XXXXXX";
+		char eal[512];
+
+		/* the port's queue set-up said (RSS or not), and in the spread step the virtio
+		 * port's 4 queues spread again in software (rx_spread = 2) */
+		snprintf(eal, sizeof(eal), "%s --log-level=pmd.dpverbs.ethdev:info",
+			 getenv("DPV_EAL_ARGS") ? getenv("DPV_EAL_ARGS") : "");
+		setenv("DPV_EAL_ARGS", eal, 1);
+		CHECK(mkdtemp(dir) != NULL);
+		spread_config(dir, spread ? 2 : 0);
+	} else if (spread) {
 		pcap_port();
 	} else if (geteuid() != 0) {
 		printf("SKIP: net_tap needs root\n");
@@ -297,5 +319,6 @@ int main(int argc, char **argv)
 	CHECK_EQ(ibv_close_device(ctx), 0);       /* flows, QPs, CQs, MR and PD with it */
 	free(buf);
 	free(ready);
-	return test_done(spread ? "rx_spread" : vm ? "rx_queues_vm" : "rx_queues");
+	return test_done(vm ? (spread ? "rx_spread_vm" : "rx_queues_vm") :
+			 spread ? "rx_spread" : "rx_queues");
 }

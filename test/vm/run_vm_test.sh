@@ -14,10 +14,10 @@
 # Exit 77 (skipped) without root, QEMU or /dev/net/tun.
 #
 # run_vm_test.sh BUILD_DIR mq: another boot, the NIC a multi-queue virtio-net (4 queue pairs
-# over a multi-queue tap): the host sends frames of 64 UDP flows into the tap, whose kernel
-# puts each flow on one of its queues and QEMU on the matching virtio queue; test_rx_queues in
-# the guest checks each arrives exactly once, at its QP, in its flow's order, on several of the
-# port's queues.
+# over a multi-queue tap, RSS offered): the host sends frames of 64 UDP flows into the tap;
+# test_rx_queues in the guest checks each arrives exactly once, at its QP, in its flow's order,
+# on several of the port's queues — once on the device's queues, once spread again in software
+# (rx_spread = 2).
 set -u
 build=$(cd "$1" && pwd)
 mode=${2:-wire}
@@ -221,30 +221,35 @@ PY
 }
 
 mq_run() {
-	local d=$dir/rxq rc=0
+	local step d rc=0
 	ip netns add "$ns" || return 1
 	ip -n "$ns" tuntap add dev "$tap" mode tap multi_queue vnet_hdr || return 1
 	ip -n "$ns" link set "$tap" up
 	netdev="$netdev,queues=4"
-	nic="$nic,mq=on,vectors=10"
-	boot "rxq $build/test/test_rx_queues"
+	nic="$nic,mq=on,vectors=10,rss=on"
+	# rxq: the port's 4 queues as the device fills them; rxq_sw: spread again in software
+	boot "rxq $build/test/test_rx_queues" "rxq_sw $build/test/test_rx_queues spread"
 	if ! await "$dir/setup.log" 120; then
 		echo "FAIL: the guest did not start (QEMU: $(cat "$dir/qemu.log"))"
 		cat "$dir/console.log"
 		return 1
 	fi
-	await "$d/ready" 300 || { echo "FAIL: test_rx_queues never got its QPs ready"; rc=1; }
-	if [ $rc = 0 ]; then
+	for step in rxq rxq_sw; do
+		d=$dir/$step
+		await "$d/ready" 300 || { echo "FAIL: $step never got its QPs ready"; rc=1; break; }
 		touch "$d/go"
 		send_flows || rc=1
-	fi
-	await "$d/rc" 300 || { echo "FAIL: test_rx_queues did not end"; rc=1; }
+		await "$d/rc" 300 || { echo "FAIL: $step did not end"; rc=1; break; }
+	done
 	await "$dir/guest.rc" 60
 	echo "---- the guest: setup"
 	cat "$dir/setup.log"
-	echo "---- test_rx_queues in the guest (exit $(cat "$d/rc" 2>/dev/null))"
-	grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/out" 2>/dev/null
-	[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+	for step in rxq rxq_sw; do
+		d=$dir/$step
+		echo "---- $step: test_rx_queues in the guest (exit $(cat "$d/rc" 2>/dev/null))"
+		grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/out" 2>/dev/null
+		[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+	done
 	wait "$qpid" 2>/dev/null
 	qpid=
 	[ $rc = 0 ] || { echo "---- console"; cat "$dir/console.log"; }

@@ -239,6 +239,9 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 		conf.rx_adv_conf.rss_conf.rss_hf = 0;
 		rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
 	}
+	if (rc == 0 && p->nb_rxq > 1)
+		PMD_LOG(INFO, "port %s: %u receive queues, %s", p->name, p->nb_rxq,
+			p->rss_hf != 0 ? "RSS on the IP/TCP/UDP tuple" : "filled by the PMD its own way");
 	for (uint16_t q = 0; rc == 0 && q < p->nb_txq; q++) {
 		rc = rte_eth_tx_queue_setup(p->port_id, q,
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
