@@ -172,13 +172,13 @@ static int queues_used(struct ibv_context *ctx)
 }
 
 static void spread_config(const char *dir, int mode);
+static char tmp_dir[] = "/tmp/dpv_rxspread_XXXXXX";   /* the variants' files, removed at the end */
 
 /* The spread variant's port: the frames in a pcap file, in the order send_all sends them, a
  * net_pcap port reading it, and the configuration that spreads its one queue over four. */
 static void pcap_port(void)
 {
-	static char dir[] = "/tmp/dpv_rxspread_XXXXXX";
-	char path[128], eal[512];
+	char *dir = tmp_dir, path[128], eal[512];
 	const char *base = getenv("DPV_EAL_ARGS");
 	uint8_t f[FRAME];
 	FILE *fp;
@@ -233,8 +233,7 @@ int main(int argc, char **argv)
 	spread = argc > 1 && strcmp(argv[1], "spread") == 0;
 	vm = getenv("DPV_TEST_BDF") != NULL;
 	if (vm) {
-		static char dir[] = "/tmp/dpv_rxspread_XXXXXX";
-		char eal[512];
+		char *dir = tmp_dir, eal[512];
 
 		/* the port's queue set-up said (RSS or not), and in the spread step the virtio
 		 * port's 4 queues spread again in software (rx_spread = 2) */
@@ -319,6 +318,15 @@ int main(int argc, char **argv)
 	CHECK_EQ(ibv_close_device(ctx), 0);       /* flows, QPs, CQs, MR and PD with it */
 	free(buf);
 	free(ready);
+	if (spread || vm) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/flows.pcap", tmp_dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/dpverbs.conf", tmp_dir);
+		unlink(path);
+		rmdir(tmp_dir);
+	}
 	return test_done(vm ? (spread ? "rx_spread_vm" : "rx_queues_vm") :
 			 spread ? "rx_spread" : "rx_queues");
 }
