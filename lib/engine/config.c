@@ -24,6 +24,7 @@ static const struct config_key keys[] = {
 	KEY(tx_desc, 32, 32768),
 	KEY(rx_desc, 32, 32768),
 	KEY(queues_per_port, 1, 1024),
+	KEY(rx_spread, 0, 2),
 	KEY(max_qp_wr, 1, 1u << 20),
 	KEY(max_inline_data, 0, 65536),
 	KEY(max_tso_header, 14, 1024),

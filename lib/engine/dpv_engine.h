@@ -22,6 +22,8 @@ struct dpv_config {
 	unsigned int tx_desc;            /* TX descriptors per queue (clamped to the port's range) */
 	unsigned int rx_desc;            /* RX descriptors per queue */
 	unsigned int queues_per_port;    /* TX/RX queue pairs configured on each port */
+	unsigned int rx_spread;          /* 0: the port's receive queues as they are, 1: a
+					  * software hash where it has too few or no RSS, 2: always */
 	unsigned int max_qp_wr;          /* largest max_send_wr/max_recv_wr a QP may ask */
 	unsigned int max_inline_data;    /* largest max_inline_data a QP may ask */
 	unsigned int max_tso_header;     /* TSO header room when a QP does not ask */

@@ -1,10 +1,19 @@
-/* A port's receive side on several queues (net_tap with the configured 4 queues: the kernel
- * puts each flow's frames on one tap queue by its flow hash). The kernel side sends frames of
- * 64 UDP flows through the tap interface (an AF_PACKET socket); four QPs take them by UDP
- * destination port, two threads poll two CQs each (so queues are polled by different threads
- * at once). What a user sees: every frame arrives exactly once, at the QP of its port, byte for
- * byte, each flow's frames in the order they were sent, and the port took them on more than
- * one queue (its per-queue counters). */
+/* A port's receive side on several queues, two ways:
+ * - net_tap with the configured 4 queues (the kernel puts each flow's frames on one tap queue
+ *   by its flow hash): the kernel side sends frames of 64 UDP flows through the tap interface
+ *   (an AF_PACKET socket);
+ * - `spread`: net_pcap replaying the same frames from a file on its one queue, no RSS, with
+ *   rx_spread = 1 and queues_per_port = 4: dpverbs spreads them over 4 software queues by its
+ *   flow hash;
+ * - in the VM suite (DPV_TEST_BDF set: test/vm/run_vm_test.sh mq): the guest's multi-queue
+ *   virtio-net NIC bound to vfio-pci, 4 queue pairs, the host sending the frames (to the
+ *   guest's MAC) into the tap, whose kernel puts each flow on one of its queues, which QEMU
+ *   hands to the matching virtio queue.
+ * Four QPs take them by UDP destination port, two threads poll two CQs each (so queues are
+ * polled by different threads at once). What a user sees: every frame arrives exactly once, at
+ * the QP of its port, byte for byte, each flow's frames in the order they were sent, and the
+ * port took them on more than one queue (its per-queue counters: the PMD's rx_qN_packets, or
+ * the software queues' rx_spread_qN_packets). */
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
@@ -20,7 +29,7 @@
 #define FLOWS 64
 #define PER_FLOW 40
 #define TOTAL (FLOWS * PER_FLOW)
-#define DEPTH 512
+#define DEPTH 1024                   /* room for all of a QP's frames (640) */
 #define FRAME 60
 
 static struct ibv_pd *pd;
@@ -33,6 +42,8 @@ static int next_seq[FLOWS];                 /* each flow's next sequence number 
 static long wrong_qp, disorder, bad_bytes, errors;
 static pthread_mutex_t acct_lock = PTHREAD_MUTEX_INITIALIZER;
 static int got_all;
+static bool spread;                          /* the software-spread variant */
+static bool vm;                              /* the VM variant: the host sends */
 
 /* Frame (flow, seq): UDP from port 1000 + flow to port 9000 + flow % NQP, tagged. */
 static void frame_of(uint8_t *f, int flow, int seq)
@@ -42,6 +53,8 @@ static void frame_of(uint8_t *f, int flow, int seq)
 		0, 0, 0, 0, 0, 26, 0, 0 };
 
 	memcpy(f, hdr, sizeof(hdr));
+	if (vm)
+		f[5] = 0x02;              /* the guest NIC's MAC (run_vm_test.sh): QEMU filters */
 	f[34] = (uint8_t)((1000 + flow) >> 8);
 	f[35] = (uint8_t)(1000 + flow);
 	f[36] = (uint8_t)((9000 + flow % NQP) >> 8);
@@ -91,7 +104,7 @@ static void *poller(void *arg)
 	int first = (int)(intptr_t)arg;
 	struct ibv_wc wc[32];
 
-	for (double end = test_now() + 20; test_now() < end &&
+	for (double end = test_now() + 120; test_now() < end &&
 	     !__atomic_load_n(&got_all, __ATOMIC_ACQUIRE); ) {
 		for (int k = first; k < NQP; k += 2) {
 			int n = ibv_poll_cq(cq[k], 32, wc);
@@ -149,24 +162,97 @@ static int queues_used(struct ibv_context *ctx)
 		unsigned int q;
 		char what[16];
 
-		if (sscanf(xs[i].name, "rx_q%u_%15s", &q, what) == 2 &&
-		    strcmp(what, "packets") == 0 && xs[i].value > 0)
+		/* virtio says rx_qN_good_packets */
+		if (sscanf(xs[i].name, spread ? "rx_spread_q%u_%15s" : "rx_q%u_%15s", &q, what) == 2 &&
+		    (strcmp(what, "packets") == 0 || strcmp(what, "good_packets") == 0) &&
+		    xs[i].value > 0)
 			used++;
 	}
 	return used;
 }
 
-int main(void)
+static void spread_config(const char *dir, int mode);
+static char tmp_dir[] = "/tmp/dpv_rxspread_XXXXXX";   /* the variants' files, removed at the end */
+
+/* The spread variant's port: the frames in a pcap file, in the order send_all sends them, a
+ * net_pcap port reading it, and the configuration that spreads its one queue over four. */
+static void pcap_port(void)
+{
+	char *dir = tmp_dir, path[128], eal[512];
+	const char *base = getenv("DPV_EAL_ARGS");
+	uint8_t f[FRAME];
+	FILE *fp;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/flows.pcap", dir);
+	fp = fopen(path, "wb");
+	CHECK(fp != NULL);
+	const uint32_t gh[6] = { 0xa1b2c3d4, 2 | 4u << 16, 0, 0, 65535, 1 };
+
+	fwrite(gh, sizeof(gh), 1, fp);
+	for (int seq = 0; seq < PER_FLOW; seq++)
+		for (int flow = 0; flow < FLOWS; flow++) {
+			const uint32_t rh[4] = { 0, (uint32_t)(seq * FLOWS + flow), FRAME, FRAME };
+
+			frame_of(f, flow, seq);
+			fwrite(rh, sizeof(rh), 1, fp);
+			fwrite(f, FRAME, 1, fp);
+		}
+	CHECK_EQ(fclose(fp), 0);
+	snprintf(eal, sizeof(eal), "%s --vdev=net_pcap_rs0,rx_pcap=%s,tx_pcap=/dev/null",
+		 base ? base : "", path);
+	setenv("DPV_EAL_ARGS", eal, 1);
+	spread_config(dir, 1);
+}
+
+/* rx_spread = @mode over 4 queues, in a configuration file in @dir. */
+static void spread_config(const char *dir, int mode)
+{
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/dpverbs.conf", dir);
+	fp = fopen(path, "w");
+	CHECK(fp != NULL);
+	/* rings that hold the whole file: no polling thread falls behind far enough to lose a
+	 * frame, however the machine schedules it (a full software queue drops) */
+	fprintf(fp, "queues_per_port = 4\nrx_spread = %d\nrx_desc = 4096\n", mode);
+	CHECK_EQ(fclose(fp), 0);
+	setenv("DPV_CONFIG", path, 1);
+}
+
+int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
 	struct dpv_port_info info;
 	pthread_t th[2];
 	long missing = 0, twice = 0;
 
-	if (geteuid() != 0) {
+	char *ready = getenv("DPV_TEST_READY");
+
+	spread = argc > 1 && strcmp(argv[1], "spread") == 0;
+	vm = getenv("DPV_TEST_BDF") != NULL;
+	if (vm) {
+		char *dir = tmp_dir, eal[512];
+
+		/* the port's queue set-up said (RSS or not), and in the spread step the virtio
+		 * port's 4 queues spread again in software (rx_spread = 2) */
+		snprintf(eal, sizeof(eal), "%s --log-level=pmd.dpverbs.ethdev:info",
+			 getenv("DPV_EAL_ARGS") ? getenv("DPV_EAL_ARGS") : "");
+		setenv("DPV_EAL_ARGS", eal, 1);
+		CHECK(mkdtemp(dir) != NULL);
+		spread_config(dir, spread ? 2 : 0);
+	} else if (spread) {
+		pcap_port();
+	} else if (geteuid() != 0) {
 		printf("SKIP: net_tap needs root\n");
 		return 77;
 	}
+	/* the VM's host sends once the QPs and their rules are in place (below), not when the
+	 * device opens */
+	if (ready != NULL)
+		ready = strdup(ready);
+	unsetenv("DPV_TEST_READY");
 	ctx = test_open(NULL);
 	CHECK_EQ(dpv_query_port_info(ctx, &info), 0);
 	CHECK(info.nb_rx_queues >= 2, "the port has %u receive queues", info.nb_rx_queues);
@@ -197,8 +283,13 @@ int main(void)
 	}
 	for (int t = 0; t < 2; t++)
 		pthread_create(&th[t], NULL, poller, (void *)(intptr_t)t);
-	CHECK_EQ(send_all(), 0);
-	for (double end = test_now() + 15; test_now() < end; usleep(1000)) {
+	if (vm && ready != NULL) {
+		setenv("DPV_TEST_READY", ready, 1);
+		test_handshake();              /* the host sends after "go" */
+	} else if (!spread) {
+		CHECK_EQ(send_all(), 0);       /* else the port reads them from its file */
+	}
+	for (double end = test_now() + (vm ? 90 : 15); test_now() < end; usleep(1000)) {
 		long sum = 0;
 
 		pthread_mutex_lock(&acct_lock);
@@ -226,5 +317,16 @@ int main(void)
 	printf("frames on %d of %u receive queues\n", queues_used(ctx), info.nb_rx_queues);
 	CHECK_EQ(ibv_close_device(ctx), 0);       /* flows, QPs, CQs, MR and PD with it */
 	free(buf);
-	return test_done("rx_queues");
+	free(ready);
+	if (spread || vm) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/flows.pcap", tmp_dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/dpverbs.conf", tmp_dir);
+		unlink(path);
+		rmdir(tmp_dir);
+	}
+	return test_done(vm ? (spread ? "rx_spread_vm" : "rx_queues_vm") :
+			 spread ? "rx_spread" : "rx_queues");
 }

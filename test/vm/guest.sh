@@ -51,12 +51,13 @@ fi
 cat "$dpv_out/setup.log"
 export DPV_TEST_BDF="$dpv_bdf"
 export DPV_EAL_ARGS="-a $dpv_bdf --iova-mode=va --log-level=lib.eal:warning --log-level=lib.telemetry:error"
-while read -r name prog; do
+# a step is "name program [argument]": the argument goes before the expectation file
+while read -r name prog arg; do
 	d=$dpv_out/$name
 	mkdir -p "$d"
 	echo "guest: running $name"
 	DPV_TEST_READY=$d/ready DPV_TEST_GO=$d/go DPV_TEST_DONE=$d/done DPV_TEST_CLOSE=$d/close \
-		"$prog" "$d/expected.txt" < /dev/null > "$d/out" 2>&1
+		"$prog" ${arg:+"$arg"} "$d/expected.txt" < /dev/null > "$d/out" 2>&1
 	echo $? > "$d/rc.tmp"
 	mv "$d/rc.tmp" "$d/rc"
 done < "$dpv_out/steps"

@@ -12,8 +12,15 @@
 # moves frames between the tap and that veth, both ways). check_wire.py compares each
 # capture with the program's expectation, and with what the same program writes on net_pcap.
 # Exit 77 (skipped) without root, QEMU or /dev/net/tun.
+#
+# run_vm_test.sh BUILD_DIR mq: another boot, the NIC a multi-queue virtio-net (4 queue pairs
+# over a multi-queue tap, RSS offered): the host sends frames of 64 UDP flows into the tap;
+# test_rx_queues in the guest checks each arrives exactly once, at its QP, in its flow's order,
+# on several of the port's queues — once on the device's queues, once spread again in software
+# (rx_spread = 2).
 set -u
 build=$(cd "$1" && pwd)
+mode=${2:-wire}
 here=$(cd "$(dirname "$0")" && pwd)
 wire=$here/../wire
 [ "$(id -u)" = 0 ] || { echo "SKIP: the VM test needs root (tap, netns)"; exit 77; }
@@ -27,10 +34,11 @@ done
 
 cache=$build/vm
 dir=$(mktemp -d /tmp/dpvvm.XXXXXX)
-ns=dpvvm$$
-tap=dpvvt$$
-va=dpvva$$            # the tap's frames leave here, segmented and checksummed ...
-vb=dpvvb$$            # ... and are captured here
+pfx=${DPV_NET_PREFIX:-dpvv}   # the run's interface and namespace names begin with this
+ns=${pfx}m$$
+tap=${pfx}t$$
+va=${pfx}a$$            # the tap's frames leave here, segmented and checksummed ...
+vb=${pfx}b$$            # ... and are captured here
 bdf=0000:00:03.0
 guest_mac=02:00:00:00:00:02
 qpid= tpid= tpid2=
@@ -74,6 +82,8 @@ network() {
 	ip -n "$ns" neigh add 10.98.0.2 lladdr $guest_mac dev "$vb"
 }
 
+netdev="tap,id=net0,ifname=$tap,script=no,downscript=no,vhost=off,vnet_hdr=on"
+nic="virtio-net-pci,netdev=net0,mac=$guest_mac,disable-legacy=on,iommu_platform=on,addr=0x3"
 boot() {
 	printf '%s\n' "$@" > "$dir/steps"
 	ip netns exec "$ns" qemu-system-x86_64 -accel tcg -M q35,kernel-irqchip=split -cpu max \
@@ -86,8 +96,7 @@ boot() {
 		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot,addr=0x4 \
 		-fsdev local,id=out,path="$dir",security_model=none \
 		-device virtio-9p-pci,fsdev=out,mount_tag=dpvout,addr=0x5 \
-		-netdev tap,id=net0,ifname="$tap",script=no,downscript=no,vhost=off,vnet_hdr=on \
-		-device virtio-net-pci,netdev=net0,mac=$guest_mac,disable-legacy=on,iommu_platform=on,addr=0x3 \
+		-netdev "$netdev" -device "$nic" \
 		> "$dir/qemu.log" 2>&1 &
 	qpid=$!
 }
@@ -183,8 +192,79 @@ check_step() {
 	return $rc
 }
 
+# ---- the multi-queue run ----
+# The frames of test_rx_queues (frame_of: UDP from port 1000 + flow to 9000 + flow % 4, tagged
+# with flow and sequence), to the guest's MAC, out of the tap, 16 at a time every 10 ms: the
+# TCG guest drops what it cannot keep up with.
+send_flows() {
+	ip netns exec "$ns" /usr/bin/python3 - "$tap" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+hdr = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0, 0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17,
+             0, 0, 10, 9, 0, 1, 10, 9, 0, 2, 0, 0, 0, 0, 0, 26, 0, 0])
+n = 0
+for seq in range(40):
+    for flow in range(64):
+        f = bytearray(hdr + bytes(18))
+        f[34:36] = (1000 + flow).to_bytes(2, "big")
+        f[36:38] = (9000 + flow % 4).to_bytes(2, "big")
+        f[42], f[43], f[44] = flow, seq >> 8, seq & 0xff
+        for i in range(45, 60):
+            f[i] = (flow * 7 + seq + i) & 0xff
+        s.send(bytes(f))
+        n += 1
+        if n % 16 == 0:
+            time.sleep(0.01)
+print("host: sent %d frames of 64 flows into the tap" % n)
+PY
+}
+
+mq_run() {
+	local step d rc=0
+	ip netns add "$ns" || return 1
+	ip -n "$ns" tuntap add dev "$tap" mode tap multi_queue vnet_hdr || return 1
+	ip -n "$ns" link set "$tap" up
+	netdev="$netdev,queues=4"
+	nic="$nic,mq=on,vectors=10,rss=on"
+	# rxq: the port's 4 queues as the device fills them; rxq_sw: spread again in software
+	boot "rxq $build/test/test_rx_queues" "rxq_sw $build/test/test_rx_queues spread"
+	if ! await "$dir/setup.log" 120; then
+		echo "FAIL: the guest did not start (QEMU: $(cat "$dir/qemu.log"))"
+		cat "$dir/console.log"
+		return 1
+	fi
+	for step in rxq rxq_sw; do
+		d=$dir/$step
+		await "$d/ready" 300 || { echo "FAIL: $step never got its QPs ready"; rc=1; break; }
+		touch "$d/go"
+		send_flows || rc=1
+		await "$d/rc" 300 || { echo "FAIL: $step did not end"; rc=1; break; }
+	done
+	await "$dir/guest.rc" 60
+	echo "---- the guest: setup"
+	cat "$dir/setup.log"
+	for step in rxq rxq_sw; do
+		d=$dir/$step
+		echo "---- $step: test_rx_queues in the guest (exit $(cat "$d/rc" 2>/dev/null))"
+		grep -v -e '^EAL: ' -e '^TELEMETRY' "$d/out" 2>/dev/null
+		[ "$(cat "$d/rc" 2>/dev/null)" = 0 ] || rc=1
+	done
+	wait "$qpid" 2>/dev/null
+	qpid=
+	[ $rc = 0 ] || { echo "---- console"; cat "$dir/console.log"; }
+	return $rc
+}
+
 # ---- the run ----
 kernel "$cache" || exit 1
+if [ "$mode" = mq ]; then
+	start=$(date +%s)
+	mq_run
+	rc=$?
+	echo "vm mq: $(($(date +%s) - start)) s from boot to power-off"
+	exit $rc
+fi
 network || { echo "FAIL: cannot set up the tap and veths"; exit 1; }
 start=$(date +%s)
 boot "post_send $build/test/test_post_send" "tso $build/test/test_tso" \

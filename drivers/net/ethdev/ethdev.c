@@ -174,6 +174,31 @@ static void link_watch_stop(struct dpv_port *p)
 	(void)__atomic_load_n(&p->link_polls, __ATOMIC_ACQUIRE);
 }
 
+/* PMDs whose queues hold whole flows without RSS: the host kernel hashes each flow to one of
+ * them (a multi-queue tap, a PACKET_FANOUT_HASH group, virtio-net's queues over a tap). */
+static bool spreads_flows(const char *driver)
+{
+	static const char *const pmds[] = { "net_tap", "net_af_packet", "net_virtio" };
+
+	for (size_t i = 0; i < RTE_DIM(pmds); i++)
+		if (strcmp(driver, pmds[i]) == 0)
+			return true;
+	return false;
+}
+
+/* rx_spread: 1 spreads in software where the port cannot give queues_per_port queues that
+ * each hold whole flows; 2 always (with more than one queue wanted). */
+static bool spread_wanted(const struct dpv_port *p, const struct rte_eth_dev_info *info,
+			  const struct dpv_config *cfg)
+{
+	if (cfg->queues_per_port < 2 || cfg->rx_spread == 0)
+		return false;
+	if (cfg->rx_spread == 2)
+		return true;
+	return p->nb_rxq < cfg->queues_per_port ||
+	       (p->rss_hf == 0 && !spreads_flows(info->driver_name));
+}
+
 static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *info)
 {
 	const struct dpv_config *cfg = dpv__config();
@@ -214,6 +239,9 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 		conf.rx_adv_conf.rss_conf.rss_hf = 0;
 		rc = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &conf);
 	}
+	if (rc == 0 && p->nb_rxq > 1)
+		PMD_LOG(INFO, "port %s: %u receive queues, %s", p->name, p->nb_rxq,
+			p->rss_hf != 0 ? "RSS on the IP/TCP/UDP tuple" : "filled by the PMD its own way");
 	for (uint16_t q = 0; rc == 0 && q < p->nb_txq; q++) {
 		rc = rte_eth_tx_queue_setup(p->port_id, q,
 					    clamp_desc(cfg->tx_desc, &info->tx_desc_lim),
@@ -224,6 +252,16 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 	for (uint16_t q = 0; rc == 0 && q < p->nb_rxq; q++)
 		rc = rte_eth_rx_queue_setup(p->port_id, q, clamp_desc(cfg->rx_desc, &info->rx_desc_lim),
 					    rte_eth_dev_socket_id(p->port_id), NULL, mp);
+	if (rc == 0 && spread_wanted(p, info, cfg)) {
+		uint16_t nb_sw = (uint16_t)RTE_MIN(cfg->queues_per_port, DPV_SPREAD_MAX + 0u);
+
+		rc = dpv__eth_spread_init(p, nb_sw, p->nb_rxq, cfg->rx_desc);
+		if (rc == 0) {
+			PMD_LOG(INFO, "port %s: %u receive queues spread in software from its %u",
+				p->name, nb_sw, p->nb_rxq);
+			p->nb_rxq = nb_sw;
+		}
+	}
 	return rc;
 }
 
@@ -313,6 +351,7 @@ static void eth_port_stop(struct dpv_port *p)
 	if (rc != 0)
 		PMD_LOG(WARNING, "port %s did not stop: %s", p->name, rte_strerror(-rc));
 	p->started = false;
+	dpv__eth_spread_fini(p);
 }
 
 /* Detach every port from DPDK (a pcap file is complete after this), to be probed again. */
@@ -421,8 +460,15 @@ static int eth_port_xstats(struct dpv_port *p, struct dpv_port_xstat *out, unsig
 	struct rte_eth_xstat_name *names;
 	struct rte_eth_xstat *vals;
 
-	if (count <= 0 || n == 0)
+	unsigned int extra = dpv__eth_spread_xstats(p, NULL, 0);
+
+	if (count < 0 && extra == 0)
 		return count;
+	count = RTE_MAX(count, 0);
+	if (n > (unsigned int)count)
+		dpv__eth_spread_xstats(p, out + count, n - (unsigned int)count);
+	if (count == 0 || n == 0)
+		return count + (int)extra;
 	names = calloc((size_t)count, sizeof(*names));
 	vals = calloc((size_t)count, sizeof(*vals));
 	if (names == NULL || vals == NULL ||
@@ -438,7 +484,7 @@ static int eth_port_xstats(struct dpv_port *p, struct dpv_port_xstat *out, unsig
 	}
 	free(names);
 	free(vals);
-	return count;
+	return count + (int)extra;
 }
 
 static const struct dpv_driver_ops ethdev_ops = {

@@ -134,7 +134,9 @@ int dpv__eth_flow_steer(struct dpv_port *port, const struct dpv_flow_match *m, u
 	struct rte_flow *f;
 	int rc;
 
-	if (__atomic_load_n(&port->no_flows, __ATOMIC_RELAXED) || queue >= port->nb_rxq)
+	/* a port spread in software: its receive queues are not the hardware's */
+	if (__atomic_load_n(&port->no_flows, __ATOMIC_RELAXED) || queue >= port->nb_rxq ||
+	    port->spread != NULL)
 		return -EOPNOTSUPP;
 	p = malloc(sizeof(*p));
 	if (p == NULL)

@@ -54,7 +54,21 @@ struct dpv_port {
 	bool tso_ip_csum;          /* its TSO writes IPv4 header checksums (virtio: the host) */
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	bool no_flows;             /* its PMD refused an rte_flow rule: not asked again */
+	struct dpv_spread *spread; /* receive queues spread in software (ethdev_spread.c), or NULL */
 };
+
+/* Receive queues spread in software over the port's own (ethdev_spread.c): nb_rxq software
+ * queues, at most DPV_SPREAD_MAX, filled from @nb_hw hardware queues. */
+#define DPV_SPREAD_MAX 64
+struct dpv_spread;
+int dpv__eth_spread_init(struct dpv_port *p, uint16_t nb_sw, uint16_t nb_hw, unsigned int desc);
+void dpv__eth_spread_fini(struct dpv_port *p);
+uint16_t dpv__eth_spread_rx(struct dpv_port *p, uint16_t queue, struct rte_mbuf **pkts,
+			    uint16_t n);
+unsigned int dpv__eth_spread_xstats(const struct dpv_port *p, struct dpv_port_xstat *out,
+				    unsigned int n);
+/* The symmetric hash on the IP/UDP/TCP tuple of the frame at @b; 0: not IP. */
+uint32_t dpv__eth_flow_hash(const uint8_t *b, uint32_t len);
 
 /* Receive rules as rte_flow rules (ethdev_flow.c): a pattern and its items' specs and
  * masks, built from one rule. */

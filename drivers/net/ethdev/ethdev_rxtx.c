@@ -1,7 +1,8 @@
 /* Bursts on ethdev queues. Every transmit burst takes its queue's lock: a queue one user
  * holds alone becomes shared when users outnumber queues, and an unlocked burst already under
  * way would then race the new user's (an uncontended lock costs a few instructions per burst).
- * A receive queue is polled by one thread at a time: the layer above holds its lock. */
+ * A receive queue is polled by one thread at a time: the layer above holds its lock; on a port
+ * spread in software it is a software queue (ethdev_spread.c). */
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -32,5 +33,7 @@ void dpv__eth_tx_reap(struct dpv_txq *q)
 uint16_t dpv__eth_rx_burst(struct dpv_port *p, uint16_t queue, struct rte_mbuf **pkts,
 			  uint16_t n)
 {
+	if (unlikely(p->spread != NULL))
+		return dpv__eth_spread_rx(p, queue, pkts, n);
 	return rte_eth_rx_burst(p->port_id, queue, pkts, n);
 }
