@@ -21,6 +21,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT     # a meson timeout (SIGTERM) still runs cleanup: the veths go
 
 # require PACKAGE TOOL...: skip the test (77) when a tool is not installed
 require() {
