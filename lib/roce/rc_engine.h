@@ -236,6 +236,7 @@ struct dpv_rc {
 		uint32_t sent_max;	/* one after the highest PSN sent (responses below it) */
 		uint32_t noack;		/* packets since the last AckReq */
 		uint32_t rd_atomic;	/* READ/atomics started and not answered */
+		bool sqd;		/* SQD: no WR starts (the one under way goes on) */
 	} req;
 
 	struct {
@@ -271,6 +272,12 @@ struct dpv_rc {
 /* Set up @rc for @cfg (copied). -EINVAL for a bad configuration, -ENOMEM. */
 int dpv__rc_init(struct dpv_rc *rc, const struct dpv_rc_config *cfg,
 		 const struct dpv_rc_ops *ops, void *ctx);
+
+/* SQD (@on) or back to RTS: while on, no WR not yet started starts; the message under way
+ * and what is unacknowledged go on (retransmissions included). Off: the queue goes on. */
+void dpv__rc_set_sqd(struct dpv_rc *rc, bool on, uint64_t now);
+/* Whether every WR started so far is done (acknowledged or answered): SQD has drained. */
+bool dpv__rc_sq_drained(const struct dpv_rc *rc);
 
 /* Free what dpv__rc_init allocated; no callback is made (RESET discards the WRs). */
 void dpv__rc_fini(struct dpv_rc *rc);

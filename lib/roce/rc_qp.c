@@ -381,6 +381,12 @@ static int rc_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		if (rc != 0)
 			return rc;
 	}
+	/* SQD: no new WR starts; back in RTS the queue goes on (what was posted meanwhile) */
+	if (rq->eng_on && (next == IBV_QPS_SQD || qp->state == IBV_QPS_SQD) &&
+	    next != IBV_QPS_ERR && next != IBV_QPS_RESET) {
+		dpv__rc_set_sqd(&rq->eng, next == IBV_QPS_SQD, dpv__rc_now());
+		dpv__rc_timer_update(qp);
+	}
 	rx_user(qp, next != IBV_QPS_RESET);
 	return 0;
 }
@@ -436,6 +442,13 @@ static void rc_progress(struct dpv_qp *qp)
 	dpv__sq_complete(qp);
 }
 
+static bool rc_sq_drained(struct dpv_qp *qp)
+{
+	struct dpv_rc_qp *rq = to_rcqp(qp);
+
+	return !rq->eng_on || dpv__rc_sq_drained(&rq->eng);
+}
+
 /* RC/UC frames reach their QPs through the RoCE demux (roce_rx.c, in dpv_rx_transports as
  * the UD transport's port_rx): nothing more to take here. */
 static void rc_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
@@ -462,4 +475,5 @@ const struct dpv_transport_ops dpv_rc_transport = {
 	.service = false,
 	.modify = rc_modify,
 	.query = rc_query,
+	.sq_drained = rc_sq_drained,
 };

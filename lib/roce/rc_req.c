@@ -202,7 +202,7 @@ void dpv__rc_req_progress(struct dpv_rc *rc, uint64_t now)
 		if (w->state == SWQE_FAILED)
 			return;
 		if (w->state == SWQE_POSTED) {
-			if (!can_start(rc, w))
+			if (rc->req.sqd || !can_start(rc, w))
 				return;
 			start(rc, w);
 		}
@@ -212,6 +212,18 @@ void dpv__rc_req_progress(struct dpv_rc *rc, uint64_t now)
 		if (!send_one(rc, w, now))
 			return;
 	}
+}
+
+void dpv__rc_set_sqd(struct dpv_rc *rc, bool on, uint64_t now)
+{
+	rc->req.sqd = on;
+	if (!on)
+		dpv__rc_req_progress(rc, now);
+}
+
+bool dpv__rc_sq_drained(const struct dpv_rc *rc)
+{
+	return rc->sq_head == rc->sq_tail || sq_at(rc, rc->sq_head)->state == SWQE_POSTED;
 }
 
 void dpv__rc_req_rewind(struct dpv_rc *rc, uint32_t psn)

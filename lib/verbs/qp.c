@@ -377,9 +377,30 @@ static int enter_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		qp->ops->flush(qp);
 		dpv__rq_flush(qp);
 	} else if (next == IBV_QPS_RTS) {
+		__atomic_store_n(&qp->sq_draining, false, __ATOMIC_RELAXED);
 		qp->ops->progress(qp);   /* WRs queued in SQD go out now */
+	} else if (next == IBV_QPS_SQD) {
+		qp->ops->progress(qp);   /* drained already: the event at once */
 	}
 	return 0;
+}
+
+void dpv__qp_sqd_check(struct dpv_qp *qp)
+{
+	struct ibv_async_event ev = { .element.qp = &qp->ibqp,
+				      .event_type = IBV_EVENT_SQ_DRAINED };
+
+	if (qp->state != IBV_QPS_SQD) {
+		__atomic_store_n(&qp->sq_draining, false, __ATOMIC_RELAXED);
+		return;
+	}
+	if (qp->ops->sq_drained != NULL ? !qp->ops->sq_drained(qp) :
+	    __atomic_load_n(&qp->sq.done, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&qp->sq.sent, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&qp->sq_draining, false, __ATOMIC_RELAXED);
+	if (qp->sqd_notify)
+		dpv__async_event_post(qp->ctx, &ev);
 }
 
 void dpv__qp_fail(struct dpv_qp *qp)
@@ -408,6 +429,10 @@ static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, u
 	     dpv__qp_check_transition(qp->type, cur, next, mask);
 	if (rc == 0)
 		rc = apply_attrs(qp, attr, mask, burst);
+	if (rc == 0 && cur == IBV_QPS_RTS && next == IBV_QPS_SQD) {
+		__atomic_store_n(&qp->sq_draining, true, __ATOMIC_RELAXED);
+		qp->sqd_notify = (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) && attr->en_sqd_async_notify;
+	}
 	if (rc == 0)
 		rc = enter_state(qp, next);
 	dpv_ctl_qp = NULL;
@@ -456,7 +481,8 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	attr->rate_limit = qp->pace.kbps;
 	attr->pkey_index = qp->pkey_index;
 	attr->cap = qp->cap;
-	attr->sq_draining = qp->state == IBV_QPS_SQD && qp->sq.done != qp->sq.head;
+	attr->sq_draining = qp->state == IBV_QPS_SQD &&
+			    __atomic_load_n(&qp->sq_draining, __ATOMIC_RELAXED);
 	if (qp->ops->query != NULL)
 		qp->ops->query(qp, attr);
 	dpv__qp_unlock_ctl(qp);

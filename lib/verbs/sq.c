@@ -125,6 +125,8 @@ void dpv__sq_complete(struct dpv_qp *qp)
 	qp->tx_completed += done - sq->done;
 	__atomic_store_n(&sq->done, done, __ATOMIC_RELAXED);  /* read by progress, unlocked */
 	dpv__cyc_add(qp, DPV_CYC_COMPLETE, t0);
+	if (unlikely(__atomic_load_n(&qp->sq_draining, __ATOMIC_RELAXED)))
+		dpv__qp_sqd_check(qp);
 }
 
 bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp))

@@ -688,6 +688,9 @@ struct dpv_transport_ops {
 	int (*modify)(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask);
 	/* Optional: fill what modify kept into @attr (ibv_query_qp; control lock held). */
 	void (*query)(struct dpv_qp *qp, struct ibv_qp_attr *attr);
+	/* Optional: in SQD, is every WR the transport started done? (NULL: every WR it executed,
+	 * [done, sent), has completed; RAW and UD start nothing in SQD.) QP lock held. */
+	bool (*sq_drained)(struct dpv_qp *qp);
 };
 
 extern const struct dpv_transport_ops dpv_raw_transport;
@@ -780,6 +783,9 @@ struct dpv_qp {
 	enum ibv_qp_type type;
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
+	/* RTS -> SQD: WRs started before it are still going out (ibv_query_qp's sq_draining);
+	 * IBV_EVENT_SQ_DRAINED when they are done, if EN_SQD_ASYNC_NOTIFY asked for it */
+	bool sq_draining, sqd_notify;
 	/* Service mode: the posting thread (under lock) checks WRs, writes their descriptors and
 	 * publishes sq.head; the service lcore (under svc_lock) builds the frames, hands them to
 	 * the port and completes them. Control operations (modify, destroy) take both. */
@@ -1095,6 +1101,10 @@ int dpv__xrcd_srq_retire(struct dpv_srq *srq);
 /* The XRC SRQ numbered @srq_num on @dev, or NULL (receive side, under the device's rx_lock). */
 struct dpv_srq *dpv__xrc_srq_lookup(struct dpv_device *dev, uint32_t srq_num);
 unsigned int dpv__release_xrcds(struct dpv_context *ctx);
+
+/* A QP draining in SQD whose transport says it is drained: IBV_EVENT_SQ_DRAINED (if asked
+ * for), sq_draining cleared. Called by dpv__sq_complete; QP lock held. */
+void dpv__qp_sqd_check(struct dpv_qp *qp);
 
 /* A transport moves the QP to ERR on an execution error: state, then both queues flushed
  * (the SQ under the service lock of a service-mode QP); QP lock held. */

@@ -10,7 +10,10 @@
  * than the receive WQE (REM_INV_REQ_ERR and LOC_LEN_ERR); RNR NAKs then success; a peer
  * destroyed (RETRY_EXC_ERR, ERR, later WRs flushed); and with receive faults (drops,
  * duplicates, reordering) thousands of messages of mixed opcodes completing once, in order,
- * every byte right. DPV_EAL_ARGS: --vdev=net_ring0. */
+ * every byte right; SQD (a SEND under way completes, WRs posted in SQD wait, one
+ * IBV_EVENT_SQ_DRAINED, RTS sends the rest). DPV_EAL_ARGS: --vdev=net_ring0. */
+#include <fcntl.h>
+
 #include "dpv_test_ud.h"
 
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
@@ -623,6 +626,105 @@ static void check_peer_gone(void)
 	pair_free(&p);
 }
 
+/* ---- SQD: the send queue drains ---- */
+
+/* Whether an IBV_EVENT_SQ_DRAINED of @qp arrives within @seconds (the CQ is polled meanwhile,
+ * which drives progress; a completion there is a failure). Other events are acknowledged. */
+static bool sq_drained_event(struct ibv_qp *qp, struct ibv_cq *cq, double seconds)
+{
+	double end = test_now() + seconds;
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+
+	do {
+		CHECK_EQ(ibv_poll_cq(cq, 1, &wc), 0);
+		while (ibv_get_async_event(ctx, &ev) == 0) {
+			bool it = ev.event_type == IBV_EVENT_SQ_DRAINED && ev.element.qp == qp;
+
+			ibv_ack_async_event(&ev);
+			if (it)
+				return true;
+		}
+	} while (test_now() < end);
+	return false;
+}
+
+static int sq_draining(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 && a.qp_state == IBV_QPS_SQD ?
+	       a.sq_draining : -1;
+}
+
+static int to_sqd(struct ibv_qp *qp, bool notify)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = notify };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY);
+}
+
+/* RTS -> SQD while a SEND is under way (RNR-NAKed: the responder has no WQE yet): it goes on
+ * and completes, WRs posted in SQD wait, IBV_EVENT_SQ_DRAINED once when the first is done,
+ * then SQD -> RTS sends the rest in order. */
+static void check_sqd(void)
+{
+	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	struct ibv_wc wc;
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	pattern(side(0, TX), 3 * MTU_BYTES, 7);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 2 * MTU_BYTES + 5, 0, 0, 1,
+		      IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(test_poll_for(p.cq_a, &wc, 1, 0.05), 0);          /* RNR: under way, not done */
+	CHECK_EQ(to_sqd(p.a, true), 0);
+	CHECK_EQ(qp_state(p.a), IBV_QPS_SQD);
+	CHECK_EQ(sq_draining(p.a), 1);
+	/* posted in SQD: accepted, not started */
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX) + 100, 200, 0, 0, 2, IBV_SEND_SIGNALED), 0);
+	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX) + 300, 400, (uintptr_t)side(1, REMOTE),
+		      mr->rkey, 3, IBV_SEND_SIGNALED), 0);
+	CHECK(!sq_drained_event(p.a, p.cq_a, 0.05), "SQ_DRAINED while a SEND is under way");
+	for (uint64_t i = 0; i < 3; i++)
+		CHECK_EQ(post_recv(p.b, side(1, RX) + i * 4096, 4096, 10 + i), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "SQD: the SEND under way");
+	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 10, "SQD: its receive");
+	CHECK_EQ(wc.byte_len, 2 * MTU_BYTES + 5);
+	CHECK(sq_drained_event(p.a, p.cq_a, 5.0), "no SQ_DRAINED after the SEND completed");
+	CHECK_EQ(sq_draining(p.a), 0);
+	/* nothing posted in SQD went out: no completion either side, the remote bytes unwritten */
+	memset(side(1, REMOTE), 0xee, 400);
+	CHECK_EQ(test_poll_for(p.cq_a, &wc, 1, 0.05), 0);
+	CHECK_EQ(test_poll_for(p.cq_b, &wc, 1, 0.01), 0);
+	CHECK(!sq_drained_event(p.a, p.cq_a, 0.02), "a second SQ_DRAINED");
+	/* back to RTS: the rest, in order */
+	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "RTS after SQD: SEND");
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "RTS after SQD: WRITE");
+	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 11, "RTS after SQD: receive");
+	CHECK_EQ(wc.byte_len, 200);
+	CHECK(memcmp(side(1, RX) + 4096, side(0, TX) + 100, 200) == 0, "SQD: SEND bytes");
+	CHECK(memcmp(side(1, REMOTE), side(0, TX) + 300, 400) == 0, "SQD: WRITE bytes");
+	CHECK(memcmp(side(1, RX), side(0, TX), 2 * MTU_BYTES + 5) == 0, "SQD: first SEND bytes");
+
+	/* SQD with nothing under way: drained at once (the event with notify, none without) */
+	CHECK_EQ(to_sqd(p.a, true), 0);
+	CHECK(sq_drained_event(p.a, p.cq_a, 5.0), "SQD when idle: no SQ_DRAINED");
+	CHECK_EQ(sq_draining(p.a), 0);
+	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(to_sqd(p.a, false), 0);
+	CHECK(!sq_drained_event(p.a, p.cq_a, 0.05), "SQ_DRAINED without EN_SQD_ASYNC_NOTIFY");
+	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 4, IBV_SEND_SIGNALED), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "RTS after an idle SQD");
+	wait_one(p.cq_b, IBV_WC_SUCCESS, 12, "RTS after an idle SQD: receive");
+	fcntl(ctx->async_fd, F_SETFL, flags);
+	pair_free(&p);
+}
+
 /* ---- lossy: faults on every frame the port receives from itself ---- */
 
 static uint32_t msg_len(uint64_t i)
@@ -829,6 +931,7 @@ int main(void)
 	check_long_send();
 	check_rnr();
 	check_peer_gone();
+	check_sqd();
 	check_faults();
 	check_uc_faults();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
