@@ -115,6 +115,24 @@ int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg)
 	return 0;
 }
 
+int dpv__rc_set_retry(struct dpv_rc *rc, const struct dpv_rc_config *cfg)
+{
+	if (cfg->timeout > 31 || cfg->retry_cnt > 7 || cfg->rnr_retry > 7)
+		return -EINVAL;
+	rc->cfg.timeout = cfg->timeout;
+	rc->cfg.retry_cnt = cfg->retry_cnt;
+	rc->cfg.rnr_retry = cfg->rnr_retry;
+	rc->cfg.max_rd_atomic = cfg->max_rd_atomic;
+	rc->timeout_ns = cfg->timeout ? 4096ull << cfg->timeout : 0;
+	rc->rd_atomic_max = cfg->max_rd_atomic ? cfg->max_rd_atomic : 1;
+	/* the retries left of the WR under way: no more than the new count allows */
+	if (rc->comp.retry_left > cfg->retry_cnt)
+		rc->comp.retry_left = cfg->retry_cnt;
+	if (cfg->rnr_retry != 7 && rc->comp.rnr_left > cfg->rnr_retry)
+		rc->comp.rnr_left = cfg->rnr_retry;
+	return 0;
+}
+
 int dpv__rc_post_recv(struct dpv_rc *rc, uint64_t handle, uint32_t length)
 {
 	struct dpv_rc_rwqe *w;

@@ -285,6 +285,10 @@ void dpv__rc_fini(struct dpv_rc *rc);
 /* The requester's attributes, given at RTS when the engine was set up at RTR: sq_psn,
  * timeout, retry_cnt, rnr_retry, max_rd_atomic of @cfg. -EBUSY once a WR was posted. */
 int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
+/* SQD -> SQD: the requester's timeout, retry_cnt, rnr_retry and max_rd_atomic of @cfg from
+ * now on (the next timer armed, the next WR started); the WR under way keeps no more retries
+ * than the new counts. -EINVAL out of range. */
+int dpv__rc_set_retry(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
 
 /* Queue a send WR and send what the windows allow. -EINVAL: opcode unknown, or READ/atomic/
  * SEND_INV on UC, atomic length not 8 or address not 8-aligned, length above DPV_RC_MAX_MSG; -ENOMEM:

@@ -239,6 +239,8 @@ static int check_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
 	return 0;
 }
 
+static void engine_config(struct dpv_qp *qp, struct dpv_rc_config *c);
+
 static int rc_modify(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);
@@ -283,6 +285,14 @@ static int rc_modify(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
 	if (rq->eng_on) {                /* RTR/RTS -> RTS: what the responder reads each time */
 		rq->eng.cfg.access = k->qp_access_flags & REMOTE_ACCESS;
 		rq->eng.cfg.min_rnr_timer = k->min_rnr_timer;
+	}
+	if (rq->eng_on && qp->state == IBV_QPS_SQD &&
+	    (mask & (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		     IBV_QP_MAX_QP_RD_ATOMIC))) {
+		struct dpv_rc_config c;      /* SQD -> SQD: the requester's new limits */
+
+		engine_config(qp, &c);
+		return dpv__rc_set_retry(&rq->eng, &c);
 	}
 	return 0;
 }

@@ -721,6 +721,25 @@ static void check_sqd(void)
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 4, IBV_SEND_SIGNALED), 0);
 	wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "RTS after an idle SQD");
 	wait_one(p.cq_b, IBV_WC_SUCCESS, 12, "RTS after an idle SQD: receive");
+
+	/* SQD -> SQD changes the requester's limits: rnr_retry 7 (forever) becomes 1, so a SEND
+	 * the peer has no WQE for fails after one RNR retry */
+	CHECK_EQ(to_sqd(p.a, false), 0);
+	{
+		struct ibv_qp_attr r = { .qp_state = IBV_QPS_SQD, .rnr_retry = 1, .timeout = 12 };
+		struct ibv_qp_init_attr ri;
+
+		CHECK_EQ(ibv_modify_qp(p.a, &r, IBV_QP_STATE | IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT), 0);
+		r.rnr_retry = 9;
+		CHECK_EQ(ibv_modify_qp(p.a, &r, IBV_QP_STATE | IBV_QP_RNR_RETRY), EINVAL);
+		memset(&r, 0, sizeof(r));
+		CHECK_EQ(ibv_query_qp(p.a, &r, IBV_QP_RNR_RETRY | IBV_QP_TIMEOUT, &ri), 0);
+		CHECK(r.rnr_retry == 1 && r.timeout == 12, "SQD -> SQD: query %u %u", r.rnr_retry,
+		      r.timeout);
+	}
+	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 5, IBV_SEND_SIGNALED), 0);
+	wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 5, "rnr_retry 1 set in SQD");
 	fcntl(ctx->async_fd, F_SETFL, flags);
 	pair_free(&p);
 }
