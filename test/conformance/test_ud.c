@@ -15,6 +15,7 @@
  * TSO; the ibv_wr_* API; two threads exchanging datagrams while a third churns QPs and
  * groups; receive faults on looped datagrams; multicast attach/detach errors; post-time
  * errors. DPV_EAL_ARGS: --vdev=net_ring0. */
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 
@@ -207,6 +208,25 @@ static void check_states(void)
 	CHECK_EQ(q.qkey, 9);
 	/* RTS -> SQD -> RTS; then RESET and back */
 	CHECK_EQ(ud_to_state(qp, IBV_QPS_SQD, 0, 0), 0);
+	CHECK_EQ(ud_to_state(qp, IBV_QPS_RTS, 0, 0), 0);
+	/* SQD with EN_SQD_ASYNC_NOTIFY and nothing under way: drained at once, one event */
+	{
+		struct ibv_qp_attr d = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+		struct ibv_async_event ev;
+		int flags = fcntl(ctx->async_fd, F_GETFL), n = 0;
+
+		CHECK_EQ(ibv_modify_qp(qp, &d, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0);
+		CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE, &qi), 0);
+		CHECK(q.qp_state == IBV_QPS_SQD && q.sq_draining == 0, "UD SQD: state %d draining %d",
+		      q.qp_state, q.sq_draining);
+		fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+		while (ibv_get_async_event(ctx, &ev) == 0) {
+			n += ev.event_type == IBV_EVENT_SQ_DRAINED && ev.element.qp == qp;
+			ibv_ack_async_event(&ev);
+		}
+		fcntl(ctx->async_fd, F_SETFL, flags);
+		CHECK_EQ(n, 1);
+	}
 	CHECK_EQ(ud_to_state(qp, IBV_QPS_RTS, 0, 0), 0);
 	CHECK_EQ(ud_to_state(qp, IBV_QPS_RESET, 0, 0), 0);
 	CHECK_EQ(ud_to_init(qp, 10), 0);
