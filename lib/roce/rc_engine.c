@@ -100,21 +100,6 @@ void dpv__rc_fini(struct dpv_rc *rc)
 	rc->resp.res = NULL;
 }
 
-int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg)
-{
-	if (rc->sq_tail != 0)
-		return -EBUSY;
-	if (cfg->timeout > 31 || cfg->retry_cnt > 7 || cfg->rnr_retry > 7)
-		return -EINVAL;
-	rc->cfg.sq_psn = cfg->sq_psn;
-	rc->cfg.timeout = cfg->timeout;
-	rc->cfg.retry_cnt = cfg->retry_cnt;
-	rc->cfg.rnr_retry = cfg->rnr_retry;
-	rc->cfg.max_rd_atomic = cfg->max_rd_atomic;
-	requester_reset(rc);
-	return 0;
-}
-
 int dpv__rc_set_retry(struct dpv_rc *rc, const struct dpv_rc_config *cfg)
 {
 	if (cfg->timeout > 31 || cfg->retry_cnt > 7 || cfg->rnr_retry > 7)
@@ -130,6 +115,20 @@ int dpv__rc_set_retry(struct dpv_rc *rc, const struct dpv_rc_config *cfg)
 		rc->comp.retry_left = cfg->retry_cnt;
 	if (cfg->rnr_retry != 7 && rc->comp.rnr_left > cfg->rnr_retry)
 		rc->comp.rnr_left = cfg->rnr_retry;
+	return 0;
+}
+
+int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg)
+{
+	int r;
+
+	if (rc->sq_tail != 0)
+		return -EBUSY;
+	r = dpv__rc_set_retry(rc, cfg);
+	if (r != 0)
+		return r;
+	rc->cfg.sq_psn = cfg->sq_psn;
+	requester_reset(rc);
 	return 0;
 }
 

@@ -10,10 +10,8 @@
  * receive completion with IBV_WC_WITH_INV and invalidated_rkey. */
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <net/if.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 
+#include "dpv_test_fork.h"
 #include "dpv_test_ud.h"
 
 #define BUF_LEN (1 << 20)
@@ -303,51 +301,9 @@ static void run_b(void)
 	}
 }
 
-/* net_af_packet joins PACKET_FANOUT group (pid ^ ifindex) & 0xffff: the two processes' groups
- * must differ (the same group on two devices is EINVAL). The child forks again, its child
- * taking its place (the one before only waits for it and exits with its status), until its
- * pid gives another group than A's (@pid_a). */
-static void distinct_fanout(pid_t pid_a, const char *ia, const char *ib)
-{
-	unsigned int xa = if_nametoindex(ia), xb = if_nametoindex(ib);
-
-	for (int tries = 0; tries < 16; tries++) {
-		pid_t pid;
-		int status;
-
-		if ((((unsigned int)pid_a ^ xa) & 0xffff) != (((unsigned int)getpid() ^ xb) & 0xffff))
-			return;
-		pid = fork();
-		if (pid == 0)
-			continue;
-		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-			exit(1);
-		exit(WEXITSTATUS(status));
-	}
-}
-
 int main(void)
 {
-	int sv[2], status = 1;
-	const char *ia = getenv("DPV_MW_IFACE_A"), *ib = getenv("DPV_MW_IFACE_B");
-	char args[256];
-	pid_t child, pid_a = getpid();
-
-	if (ia == NULL || ib == NULL || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-		fprintf(stderr, "DPV_MW_IFACE_A and DPV_MW_IFACE_B name the veth ends\n");
-		return 1;
-	}
-	child = fork();
-	is_a = child != 0;
-	sock = sv[is_a ? 0 : 1];
-	close(sv[is_a ? 1 : 0]);
-	if (!is_a)
-		distinct_fanout(pid_a, ia, ib);
-	snprintf(args, sizeof(args), "--vdev=net_af_packet0,iface=%s --log-level=lib.eal:error "
-		 "--log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error",
-		 is_a ? ia : ib);
-	setenv("DPV_EAL_ARGS", args, 1);
-	ctx = test_open(NULL);
+	is_a = test_fork_pair("DPV_MW_IFACE_A", "DPV_MW_IFACE_B", &sock, &ctx);
 	gid_v4(&my_gid, is_a ? "10.79.0.1" : "10.79.0.2");
 	gid_v4(&peer_gid, is_a ? "10.79.0.2" : "10.79.0.1");
 	buf = aligned_alloc(4096, BUF_LEN);
@@ -368,9 +324,5 @@ int main(void)
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
 	free(buf);
-	if (!is_a)
-		return test_done("mw_wire B");
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		CHECK(0, "B failed (status %#x)", status);
-	return test_done("mw_wire A");
+	return test_fork_done(is_a, "mw_wire");
 }

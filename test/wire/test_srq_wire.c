@@ -16,10 +16,8 @@
  *     same. */
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <net/if.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 
+#include "dpv_test_fork.h"
 #include "dpv_test_ud.h"
 
 #define BUF_LEN (1 << 20)
@@ -451,49 +449,9 @@ static void b_xrc(void)
 	CHECK_EQ(ibv_close_xrcd(x_other), 0);
 }
 
-/* net_af_packet joins PACKET_FANOUT group (pid ^ ifindex) & 0xffff: the two processes' groups
- * must differ (as test_mw_wire.c): the child forks again until its pid gives another group. */
-static void distinct_fanout(pid_t pid_a, const char *ia, const char *ib)
-{
-	unsigned int xa = if_nametoindex(ia), xb = if_nametoindex(ib);
-
-	for (int tries = 0; tries < 16; tries++) {
-		pid_t pid;
-		int status;
-
-		if ((((unsigned int)pid_a ^ xa) & 0xffff) != (((unsigned int)getpid() ^ xb) & 0xffff))
-			return;
-		pid = fork();
-		if (pid == 0)
-			continue;
-		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-			exit(1);
-		exit(WEXITSTATUS(status));
-	}
-}
-
 int main(void)
 {
-	int sv[2], status = 1;
-	const char *ia = getenv("DPV_MW_IFACE_A"), *ib = getenv("DPV_MW_IFACE_B");
-	char args[256];
-	pid_t child, pid_a = getpid();
-
-	if (ia == NULL || ib == NULL || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-		fprintf(stderr, "DPV_MW_IFACE_A and DPV_MW_IFACE_B name the veth ends\n");
-		return 1;
-	}
-	child = fork();
-	is_a = child != 0;
-	sock = sv[is_a ? 0 : 1];
-	close(sv[is_a ? 1 : 0]);
-	if (!is_a)
-		distinct_fanout(pid_a, ia, ib);
-	snprintf(args, sizeof(args), "--vdev=net_af_packet0,iface=%s --log-level=lib.eal:error "
-		 "--log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error",
-		 is_a ? ia : ib);
-	setenv("DPV_EAL_ARGS", args, 1);
-	ctx = test_open(NULL);
+	is_a = test_fork_pair("DPV_MW_IFACE_A", "DPV_MW_IFACE_B", &sock, &ctx);
 	gid_v4(&peer_gid, is_a ? "10.80.0.2" : "10.80.0.1");
 	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
 	buf = aligned_alloc(4096, BUF_LEN);
@@ -530,9 +488,5 @@ int main(void)
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
 	free(buf);
-	if (!is_a)
-		return test_done("srq_wire B");
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		CHECK(0, "B failed (status %#x)", status);
-	return test_done("srq_wire A");
+	return test_fork_done(is_a, "srq_wire");
 }

@@ -1,0 +1,81 @@
+/* Two processes, one dpverbs port each on the two ends of a veth pair (net_af_packet): what
+ * the two-process wire tests (test_mw_wire.c, test_srq_wire.c) share. test_fork_pair forks;
+ * the parent is side A, the child side B; each opens its context on its end, and they talk
+ * over a socketpair. test_fork_done ends either side: B's exit status is its verdict, A waits
+ * for B and fails when B did. */
+#ifndef DPV_TEST_FORK_H
+#define DPV_TEST_FORK_H
+
+#include <net/if.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "dpv_test.h"
+
+static pid_t test_fork_child;
+
+/* net_af_packet joins PACKET_FANOUT group (pid ^ ifindex) & 0xffff: the two processes' groups
+ * must differ, so the child forks again until its pid gives another group. */
+static inline void test_fork_distinct_fanout(pid_t pid_a, const char *ia, const char *ib)
+{
+	unsigned int xa = if_nametoindex(ia), xb = if_nametoindex(ib);
+
+	for (int tries = 0; tries < 16; tries++) {
+		pid_t pid;
+		int status;
+
+		if ((((unsigned int)pid_a ^ xa) & 0xffff) != (((unsigned int)getpid() ^ xb) & 0xffff))
+			return;
+		pid = fork();
+		if (pid == 0)
+			continue;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			exit(1);
+		exit(WEXITSTATUS(status));
+	}
+}
+
+/* Fork into sides A (returns true) and B (false), each with the context of its end of the
+ * veth pair whose interface names the environment variables @env_a and @env_b give; *@sock
+ * is this side's end of the socketpair. Exits 1 when the variables are missing. */
+static inline bool test_fork_pair(const char *env_a, const char *env_b, int *sock,
+				  struct ibv_context **ctx)
+{
+	const char *ia = getenv(env_a), *ib = getenv(env_b);
+	pid_t pid_a = getpid();
+	char args[256];
+	int sv[2];
+	bool is_a;
+
+	if (ia == NULL || ib == NULL || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+		fprintf(stderr, "%s and %s name the veth ends\n", env_a, env_b);
+		exit(1);
+	}
+	test_fork_child = fork();
+	is_a = test_fork_child != 0;
+	*sock = sv[is_a ? 0 : 1];
+	close(sv[is_a ? 1 : 0]);
+	if (!is_a)
+		test_fork_distinct_fanout(pid_a, ia, ib);
+	snprintf(args, sizeof(args), "--vdev=net_af_packet0,iface=%s --log-level=lib.eal:error "
+		 "--log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error",
+		 is_a ? ia : ib);
+	setenv("DPV_EAL_ARGS", args, 1);
+	*ctx = test_open(NULL);
+	return is_a;
+}
+
+/* The end of side @is_a of test @name: its verdict, A's including B's exit status. */
+static inline int test_fork_done(bool is_a, const char *name)
+{
+	char label[64];
+	int status = 1;
+
+	snprintf(label, sizeof(label), "%s %s", name, is_a ? "A" : "B");
+	if (is_a && (waitpid(test_fork_child, &status, 0) != test_fork_child ||
+		     !WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		CHECK(0, "B failed (status %#x)", status);
+	return test_done(label);
+}
+
+#endif
