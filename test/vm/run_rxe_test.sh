@@ -103,7 +103,8 @@ rc_steps=(
 LOSS=5%                       # netem's loss of RoCE frames, both ways, in the loss_ steps
 
 # The bench steps (guest_rc_bench.sh, all inside the guest): message size and iterations
-bench_sizes="64:4000 4096:2000 65536:200"
+# (DPV_BENCH_SIZES="SIZE:ITERS ..." for a shorter run)
+bench_sizes=${DPV_BENCH_SIZES:-"64:4000 4096:2000 65536:200"}
 BENCH_ROUNDS=${DPV_BENCH_ROUNDS:-3}
 
 if [ "$mode" = interop ]; then
@@ -482,7 +483,8 @@ loss_check() {
 }
 
 # bench_report FILE: the medians of guest_rc_bench.sh's RESULT lines per tool, size and
-# implementation, and dpverbs' over rxe's. A failed run (an exit code or no result line) is
+# implementation, and dpverbs' over rxe's: over rxe's loopback (rxe) and over rxe on a veth
+# pair (rxev, when the guest could set it up). A failed run (an exit code or no result line) is
 # said and left out; fails when a case has no good run of one side, never on a figure.
 bench_report() {
 	/usr/bin/python3 - "$1" <<-'PY'
@@ -503,15 +505,19 @@ bench_report() {
 	        runs.setdefault((tool, int(size)), {}).setdefault(impl, [])
 	        continue
 	    runs.setdefault((tool, int(size)), {}).setdefault(impl, []).append((float(bw), float(mpps)))
-	print(f"{'tool':12} {'size':>6} {'rxe MB/s':>9} {'rxe Mpps':>9} {'dpv MB/s':>9} {'dpv Mpps':>9} {'dpv/rxe':>8}  runs")
+	print(f"{'tool':12} {'size':>6} {'rxe MB/s':>9} {'rxe Mpps':>9} {'rxev MB/s':>9} {'rxev Mpps':>9} "
+	      f"{'dpv MB/s':>9} {'dpv Mpps':>9} {'dpv/rxe':>8} {'dpv/rxev':>8}  runs rxe/rxev/dpv")
 	for (tool, size), d in sorted(runs.items()):
 	    med = {k: (statistics.median(b for b, _ in v), statistics.median(m for _, m in v))
 	           for k, v in d.items() if v}
 	    rb, rm = med.get('rxe', (0, 0))
+	    vb, vm = med.get('rxev', (0, 0))
 	    db, dm = med.get('dpv', (0, 0))
 	    ratio = f"{db / rb:.2f}" if rb > 0 else "-"
-	    print(f"{tool:12} {size:>6} {rb:>9.2f} {rm:>9.5f} {db:>9.2f} {dm:>9.5f} {ratio:>8}  "
-	          f"{len(d.get('rxe', []))}/{len(d.get('dpv', []))}")
+	    ratiov = f"{db / vb:.2f}" if vb > 0 else "-"
+	    print(f"{tool:12} {size:>6} {rb:>9.2f} {rm:>9.5f} {vb:>9.2f} {vm:>9.5f} {db:>9.2f} {dm:>9.5f} "
+	          f"{ratio:>8} {ratiov:>8}  "
+	          f"{len(d.get('rxe', []))}/{len(d.get('rxev', []))}/{len(d.get('dpv', []))}")
 	# a failed run is said; a case with no run at all of one side fails the benchmark
 	empty = [k for k, d in runs.items() for i in ('rxe', 'dpv') if not d.get(i)]
 	sys.exit(1 if empty else 0)
