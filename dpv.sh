@@ -82,7 +82,7 @@ sanitized() {
 			-Db_sanitize=address,undefined -Db_lundef=false
 	quiet meson compile -C "$BUILD-asan"
 	LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=halt_on_error=1 \
-		meson test -C "$BUILD-asan" --print-errorlogs --no-suite bench "$@"
+		meson test -C "$BUILD-asan" --print-errorlogs --no-suite bench --no-suite loss "$@"
 }
 
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
