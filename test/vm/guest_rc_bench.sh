@@ -20,6 +20,13 @@
 #          asleep, on 0), the client on lcore 0: left to the library's keeper thread, whose
 #          50 us naps are milliseconds under TCG, the target would be the bottleneck
 #          (doc/roce.md, "A passive target").
+# and bench-rc (test/bench/bench_rc.c: one process, two RC QPs of one device, the second at the
+# device's own GID; RDMA WRITE and SEND, 5 x ITERS messages, lists of 16, 128 outstanding), the
+# same binary on both: tools loop_write and loop_send, on
+#   rxe  - rxe0: rxe's loopback inside the driver (the kernel's requester, responder and
+#          completer tasks, no netdev);
+#   dpv  - dpverbs through dpv-run on a net_ring0 port (10.77.0.9): its loopback ring, every
+#          packet still built, ICRC'd, parsed and checked, no kernel on the way.
 # ROUNDS rounds, rxe, rxev and dpv alternating within each. One line per run on stdout:
 #   RESULT tool size impl round BW_MBps Mpps exit_server exit_client
 # (the client's BW average and message rate; "- -" when it printed no result line).
@@ -135,7 +142,6 @@ run1() {
 			> "$tmp/cli" 2>&1
 		crc=$?
 	else
-		eal="--in-memory --log-level=lib.eal:error --log-level=lib.telemetry:error --log-level=pmd.net.af_packet:error"
 		sconf=$tmp/a.conf slc=0 clc=1
 		[ $tool = ib_write_bw ] && sconf=$tmp/a_service.conf slc=0,1 clc=0
 		DPV_CONFIG=$sconf DPV_EAL_ARGS="--vdev=net_af_packet0,iface=dv0,framecnt=8192 -l $slc $eal" \
@@ -155,15 +161,44 @@ run1() {
 	line=$(grep -E "^ *$size +$iters +[0-9]" "$tmp/cli" | head -1)
 }
 
+# loop OP IMPL ROUND: one bench-rc run (RESULT: MB/s, and Mpps from its msg/s)
+loop() {
+	op=$1 impl=$2 round=$3
+	bargs="-x 1 -o $op -s $size -n $((iters * 5))"
+	if [ "$impl" = rxe ]; then
+		timeout 300 "$build/test/bench/bench-rc" -d rxe0 $bargs > "$tmp/cli" 2>&1
+	else
+		DPV_CONFIG=$tmp/loop.conf DPV_EAL_ARGS="--vdev=net_ring0 -l 0 $eal" \
+			timeout 300 "$build/compat/dpv-run" "$build/test/bench/bench-rc" \
+			-d dpv_net_ring0 $bargs > "$tmp/cli" 2>&1
+	fi
+	crc=$?
+	line=$(grep "^rc $op $size B:" "$tmp/cli")
+	if [ -n "$line" ]; then
+		# rc OP SIZE B: N messages in T s: R msg/s, M MB/s (DEV, path MTU P)
+		set -- $line
+		echo "RESULT loop_$op $size $impl $round ${12} $(echo "${10}" | awk '{ print $1 / 1e6 }') 0 $crc"
+	else
+		echo "RESULT loop_$op $size $impl $round - - 0 $crc"
+		sed "s/^/  $impl: /" "$tmp/cli"
+	fi
+}
+
 setup || { echo "guest_rc_bench: setup failed"; exit 1; }
 rxev=rxev
 cleanup_rxev
 setup_rxev || { echo "guest_rc_bench: the rxe veth pair (rxev) could not be set up: left out"; rxev=; }
+eal="--in-memory --log-level=lib.eal:error --log-level=lib.telemetry:error --log-level=pmd.net.af_packet:error"
 printf 'port_addr = net_af_packet0 10.77.0.1\n' > "$tmp/a.conf"
 printf 'port_addr = net_af_packet0 10.77.0.1\nprogress = 1\n' > "$tmp/a_service.conf"
 printf 'port_addr = net_af_packet0 10.77.0.2\n' > "$tmp/b.conf"
+printf 'port_addr = net_ring0 10.77.0.9\n' > "$tmp/loop.conf"
 r=1
 while [ $r -le "$rounds" ]; do
+	for op in write send; do
+		loop $op rxe $r
+		loop $op dpv $r
+	done
 	for tool in ib_write_bw ib_send_bw; do
 		one $tool rxe $r
 		[ -n "$rxev" ] && one $tool rxev $r
