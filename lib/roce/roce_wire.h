@@ -132,6 +132,9 @@ int dpv__roce_hdrs_decode(const uint8_t *buf, size_t len, struct dpv_roce_hdrs *
  * inversion, so it can be carried across pieces: crc = dpv__crc32_update(crc, p, n). */
 uint32_t dpv__crc32_update(uint32_t crc, const void *p, size_t n);
 
+/* The same CRC by tables alone, whatever the CPU has: a reference for tests. */
+uint32_t dpv__crc32_update_table(uint32_t crc, const void *p, size_t n);
+
 /* The ICRC state after the masked pseudo-header of IBA A17.3.3: 8 bytes of 0xFF (the LRH),
  * the IP header @l3 (IPv4 without options, or IPv6) and UDP header with TOS/TTL/IPv4
  * checksum, traffic class/flow label/hop limit and the UDP checksum set to ones, the BTH with
