@@ -224,6 +224,7 @@ static void flush(struct dpv_rc *rc)
 	rc->comp.ack_deadline = rc->comp.rnr_deadline = DPV_RC_NEVER;
 	rc->comp.rnr_wait = false;
 	rc->resp.rd = NULL;
+	rc->resp.ack_due = false;
 	rc->tx_stalled = false;
 }
 
@@ -283,7 +284,7 @@ uint64_t dpv__rc_next_deadline(const struct dpv_rc *rc)
 
 	if (rc->err)
 		return DPV_RC_NEVER;
-	if (rc->tx_stalled || rc->resp.rd != NULL)
+	if (rc->tx_stalled || rc->resp.rd != NULL || rc->resp.ack_due)
 		return 0;
 	if (rc->comp.rnr_wait && rc->comp.rnr_deadline < d)
 		d = rc->comp.rnr_deadline;

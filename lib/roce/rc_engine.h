@@ -257,6 +257,8 @@ struct dpv_rc {
 		uint32_t msn;
 		uint8_t in_msg;		/* none, or a SEND or RDMA WRITE under way */
 		bool nak_sent;		/* a sequence NAK for psn is out (send one only) */
+		bool ack_due;		/* requests asked for an ACK not sent yet: ack_due_psn */
+		uint32_t ack_due_psn;	/* the last of them */
 		bool drop_msg;		/* UC: dropping until the next FIRST/ONLY */
 		uint32_t recv_off;	/* bytes of the SEND at rq_head so far */
 		uint32_t w_rkey, w_len, w_resid;	/* the RDMA WRITE under way */
@@ -314,6 +316,12 @@ void dpv__rc_resp_reject(struct dpv_rc *rc, const struct dpv_roce_hdrs *h);
  * protocol does not expect is dropped and counted. */
 void dpv__rc_rx(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uint8_t *payload,
 		uint32_t len, uint64_t now);
+
+/* The caller has no more packets for this QP just now (the end of a receive burst): the
+ * acknowledgement that the requests since the last call asked for goes out, one ACK of the
+ * last of them for all (a coalesced ACK, IBA 9.7.5.1.2). Without the call it goes at the next
+ * dpv__rc_tick (the deadline is "now" meanwhile). */
+void dpv__rc_rx_flush(struct dpv_rc *rc);
 
 /* Run what is due at @now: the local ACK timeout, the end of an RNR wait, transmission that
  * had to wait for room. */

@@ -95,35 +95,63 @@ static int scatter(struct dpv_qp *qp, const struct ibv_sge *sge, uint16_t n, uin
 
 /* ---- the engine's callbacks ---- */
 
+/* Hand the gathered frames out, in order: to the port (through the transmit fault layer when
+ * faults are on: what it lets out and the port then refuses is lost, as on a wire), or to the
+ * loopback ring for the port itself. What the port or the ring has no room for stays, first
+ * in line. */
+static void tx_flush(struct dpv_qp *qp)
+{
+	struct dpv_rc_qp *rq = to_rcqp(qp);
+	struct dpv_device *dev = qp->ctx->dev;
+	uint16_t n = rq->ntx, sent;
+
+	if (n == 0)
+		return;
+	if (rq->av.loopback) {                  /* to the port itself: never on the wire */
+		sent = (uint16_t)dpv__device_loopback(dev, rq->tx, n);
+		__atomic_fetch_add(&dev->roce_cnt.tx_loopback, sent, __ATOMIC_RELAXED);
+	} else if (likely(!__atomic_load_n(&dev->fault_on[1], __ATOMIC_ACQUIRE))) {
+		sent = dpv__tx_burst(qp->txh, (void **)rq->tx, n);
+		qp->tx_frames += sent;
+	} else {
+		for (uint16_t i = 0; i < n; i++) {
+			struct rte_mbuf *pk[TX_ROOM] = { rq->tx[i] };
+			uint16_t k = dpv__device_fault_tx(dev, pk, 1, TX_ROOM);
+			uint16_t out = k != 0 ? dpv__tx_burst(qp->txh, (void **)pk, k) : 0;
+
+			for (uint16_t j = out; j < k; j++)
+				rte_pktmbuf_free(pk[j]);
+			qp->tx_frames += out;
+		}
+		sent = n;
+	}
+	rq->ntx = (uint16_t)(n - sent);
+	if (rq->ntx != 0)
+		memmove(rq->tx, rq->tx + sent, rq->ntx * sizeof(rq->tx[0]));
+}
+
+/* One frame more for the port; -ENOBUFS when the batch is full and the port takes none. */
 static int xmit(struct dpv_qp *qp, struct rte_mbuf *m)
 {
-	struct dpv_device *dev = qp->ctx->dev;
-	struct rte_mbuf *pk[TX_ROOM] = { m };
-	uint16_t n, sent;
+	struct dpv_rc_qp *rq = to_rcqp(qp);
 
-	if (to_rcqp(qp)->av.loopback) {         /* to the port itself: never on the wire */
-		if (dpv__device_loopback(dev, &m, 1) == 0) {
+	if (rq->ntx == DPV_RC_TX_BATCH) {
+		tx_flush(qp);
+		if (rq->ntx == DPV_RC_TX_BATCH) {
 			rte_pktmbuf_free(m);
 			return -ENOBUFS;
 		}
-		__atomic_fetch_add(&dev->roce_cnt.tx_loopback, 1, __ATOMIC_RELAXED);
-		return 0;
 	}
-	if (likely(!__atomic_load_n(&dev->fault_on[1], __ATOMIC_ACQUIRE))) {
-		if (dpv__tx_burst(qp->txh, (void **)pk, 1) == 0) {
-			rte_pktmbuf_free(m);
-			return -ENOBUFS;
-		}
-		qp->tx_frames++;
-		return 0;
-	}
-	/* faults on: what the injector lets out and the port then refuses is lost, as on a wire */
-	n = dpv__device_fault_tx(dev, pk, 1, TX_ROOM);
-	sent = n != 0 ? dpv__tx_burst(qp->txh, (void **)pk, n) : 0;
-	for (uint16_t i = sent; i < n; i++)
-		rte_pktmbuf_free(pk[i]);
-	qp->tx_frames += sent;
+	rq->tx[rq->ntx++] = m;
 	return 0;
+}
+
+void dpv__rc_tx_drop(struct dpv_qp *qp)
+{
+	struct dpv_rc_qp *rq = to_rcqp(qp);
+
+	rte_pktmbuf_free_bulk(rq->tx, rq->ntx);
+	rq->ntx = 0;
 }
 
 static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_rc_payload *pl)
@@ -295,7 +323,8 @@ const struct dpv_rc_ops dpv_rc_glue_ops = {
 
 /* ---- driving the engine ---- */
 
-void dpv__rc_after(struct dpv_qp *qp)
+/* What follows every call into the engine but the handing out of frames. */
+static void after_call(struct dpv_qp *qp)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 
@@ -304,7 +333,23 @@ void dpv__rc_after(struct dpv_qp *qp)
 		dpv__qp_fail(qp);
 	}
 	dpv__sq_complete(qp);
+}
+
+void dpv__rc_after(struct dpv_qp *qp)
+{
+	after_call(qp);
+	tx_flush(qp);
 	dpv__rc_timer_update(qp);
+}
+
+void dpv__rc_rx_done(struct dpv_qp *qp)
+{
+	struct dpv_rc_qp *rq = to_rcqp(qp);
+
+	if (rq != NULL && rq->eng_on) {
+		dpv__rc_rx_flush(&rq->eng);
+		dpv__rc_after(qp);
+	}
 }
 
 void dpv__rc_feed_rq(struct dpv_qp *qp)
@@ -572,7 +617,7 @@ enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
 		dpv__srq_take(qp, qp->srq);
 	dpv__rc_feed_rq(qp);
 	dpv__rc_rx(&rq->eng, &fr->h, f + fr->payload_off, fr->payload_len, dpv__rc_now());
-	dpv__rc_after(qp);
+	after_call(qp);                         /* the rest once the burst is done with it */
 	dpv__rc_xrc_unbind(qp, false);
 	return DPV_UD_RX_DELIVERED;
 }

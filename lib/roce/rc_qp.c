@@ -92,7 +92,7 @@ void dpv__rc_timer_update(struct dpv_qp *qp)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 	struct dpv_rc_timer *rec = rq->timer;
-	uint64_t d = rq->eng_on ? dpv__rc_next_deadline(&rq->eng) : DPV_RC_NEVER;
+	uint64_t d = rq->ntx != 0 ? 0 : rq->eng_on ? dpv__rc_next_deadline(&rq->eng) : DPV_RC_NEVER;
 
 	if (d == DPV_RC_NEVER) {
 		if (dpv__timer_armed(&rec->t))
@@ -197,6 +197,7 @@ static void rc_destroy(struct dpv_qp *qp)
 		rc_log_stats(qp, rq);
 		dpv__rc_fini(&rq->eng);
 	}
+	dpv__rc_tx_drop(qp);
 	if (qp->txh != NULL) {
 		dpv__device_txh_close(qp->ctx->dev, qp->txh);
 		free(qp->txh);
@@ -438,6 +439,7 @@ static bool rc_reset(struct dpv_qp *qp)
 		rq->eng_on = false;
 	}
 	rq->failed = false;
+	dpv__rc_tx_drop(qp);
 	dpv__rc_xrc_unbind(qp, true);    /* what it held is forgotten */
 	dpv__rc_timer_update(qp);
 	for (uint32_t i = qp->sq.done; i != qp->sq.sent; i++)

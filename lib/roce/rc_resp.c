@@ -29,7 +29,7 @@ static const struct fail LEN_ERR = { DPV_AETH_NAK_INV_REQ, DPV_RC_WC_LOC_LEN_ERR
 static const struct fail RECV_PROT = { DPV_AETH_NAK_REM_OP, DPV_RC_WC_LOC_PROT_ERR };
 static const struct fail BAD_INV = { DPV_AETH_NAK_INV_REQ, DPV_RC_WC_REM_INV_REQ_ERR };
 
-static int send_ack(struct dpv_rc *rc, uint8_t syndrome, uint32_t psn)
+static int emit_ack(struct dpv_rc *rc, uint8_t syndrome, uint32_t psn)
 {
 	struct dpv_roce_hdrs h;
 	struct dpv_rc_payload pl = { .src = DPV_RC_PAYLOAD_NONE };
@@ -40,11 +40,33 @@ static int send_ack(struct dpv_rc *rc, uint8_t syndrome, uint32_t psn)
 	return dpv__rc_emit(rc, &h, &pl);	/* a lost ACK is asked for again */
 }
 
+/* The ACK requests asked for since the last flush, before anything else the responder
+ * sends: responses leave in PSN order. */
+static void ack_due_flush(struct dpv_rc *rc)
+{
+	if (!rc->resp.ack_due)
+		return;
+	rc->resp.ack_due = false;
+	emit_ack(rc, DPV_AETH_CREDIT_INVALID, rc->resp.ack_due_psn);
+}
+
+/* An ACK or NAK now. A plain ACK is of a PSN at or after the one due (the request just
+ * executed, or the last one done for a duplicate): it stands for the ACK due as well. */
+static int send_ack(struct dpv_rc *rc, uint8_t syndrome, uint32_t psn)
+{
+	if (syndrome == DPV_AETH_CREDIT_INVALID)
+		rc->resp.ack_due = false;
+	else
+		ack_due_flush(rc);
+	return emit_ack(rc, syndrome, psn);
+}
+
 static void send_atomic_ack(struct dpv_rc *rc, const struct dpv_rc_res *res)
 {
 	struct dpv_roce_hdrs h;
 	struct dpv_rc_payload pl = { .src = DPV_RC_PAYLOAD_NONE };
 
+	ack_due_flush(rc);
 	dpv__rc_hdrs_init(rc, &h, DPV_ROCE_RC | DPV_ROCE_ATOMIC_ACK, res->first_psn);
 	h.aeth.syndrome = DPV_AETH_CREDIT_INVALID;
 	h.aeth.msn = rc->resp.msn & 0xFFFFFF;
@@ -109,13 +131,16 @@ static void rnr(struct dpv_rc *rc, uint32_t psn)
 	send_ack(rc, DPV_AETH_RNR_NAK | rc->cfg.min_rnr_timer, psn);
 }
 
-/* The request at the expected PSN is done: expect the next one, acknowledge if asked. */
+/* The request at the expected PSN is done: expect the next one; acknowledge it, if asked,
+ * when the caller's burst of packets is done (dpv__rc_rx_flush): one ACK for all of them. */
 static void executed(struct dpv_rc *rc, const struct dpv_roce_hdrs *h)
 {
 	rc->resp.psn = psn_add(h->bth.psn, 1);
 	rc->resp.ack_psn = rc->resp.psn;
-	if (!rc->cfg.uc && h->bth.ackreq)
-		send_ack(rc, DPV_AETH_CREDIT_INVALID, h->bth.psn);
+	if (!rc->cfg.uc && h->bth.ackreq) {
+		rc->resp.ack_due = true;
+		rc->resp.ack_due_psn = h->bth.psn;
+	}
 }
 
 /* May the peer do @access on [va, va + len) under @rkey? (len 0 needs no key at all) */
@@ -500,10 +525,17 @@ void dpv__rc_resp_rx(struct dpv_rc *rc, const struct dpv_roce_hdrs *h, const uin
 		rc_rx(rc, h, payload, len);
 }
 
+void dpv__rc_rx_flush(struct dpv_rc *rc)
+{
+	if (!rc->err)
+		ack_due_flush(rc);
+}
+
 void dpv__rc_resp_progress(struct dpv_rc *rc)
 {
 	uint32_t mtu = rc->cfg.mtu;
 
+	ack_due_flush(rc);
 	for (int n = 0; n < DPV_RC_BURST && rc->resp.rd != NULL && !rc->err; n++) {
 		struct dpv_rc_res *res = rc->resp.rd;
 		bool first = res->cur_psn == res->first_psn, last = res->resid <= mtu;

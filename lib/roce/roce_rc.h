@@ -11,6 +11,8 @@
 
 struct dpv_rc_timer;
 
+#define DPV_RC_TX_BATCH 32               /* frames a QP gathers before it hands them out */
+
 /* An RC/UC QP's own state (qp->priv). Every field is used under the QP's lock. */
 struct dpv_rc_qp {
 	struct dpv_rc eng;
@@ -27,6 +29,11 @@ struct dpv_rc_qp {
 	uint16_t *nsge;
 	uint8_t *inl;
 	struct dpv_rc_timer *timer;
+	/* frames emitted and not yet handed to the port or the loopback ring, in order: given
+	 * in one burst at the end of each call into the engine (dpv__rc_after,
+	 * dpv__rc_rx_done), or when full */
+	uint16_t ntx;
+	struct rte_mbuf *tx[DPV_RC_TX_BATCH];
 };
 
 static inline struct dpv_rc_qp *to_rcqp(struct dpv_qp *qp)
@@ -45,8 +52,14 @@ extern const struct dpv_rc_ops dpv_rc_glue_ops;
 int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
 /* After any call into the engine: a qp_error it reported takes the QP to ERR, send
- * completions are written, the timer follows the engine's deadline. */
+ * completions are written, the frames it emitted go out, the timer follows the engine's
+ * deadline (at once while frames are left that the port had no room for). */
 void dpv__rc_after(struct dpv_qp *qp);
+/* dpv__rc_rx_done (roce_ud.h): the receive side is done with @qp for this burst (the frames
+ * for it in a row were given to dpv__rc_deliver): the ACK they asked for (one for all) and
+ * what the engine emitted go out, as dpv__rc_after. QP lock held. */
+/* Free the frames emitted and never handed out (RESET, destroy). */
+void dpv__rc_tx_drop(struct dpv_qp *qp);
 /* Receive WQEs posted since the last look, to the engine. */
 void dpv__rc_feed_rq(struct dpv_qp *qp);
 

@@ -65,10 +65,12 @@ static bool roce_peek(const uint8_t *p, uint32_t len, uint8_t dgid[16])
 }
 
 /* The QP whose lock stays held while consecutive frames go to it; its completions are pushed
- * before the lock is let go (a RESET in between must not find them later in the CQ). */
+ * before the lock is let go (a RESET in between must not find them later in the CQ), and an
+ * RC/UC QP's ACK and frames go out then: one ACK for the requests of the burst. */
 struct rx_state {
 	struct dpv_device *dev;
 	struct dpv_qp *held;
+	bool held_rc;                    /* delivered to through dpv__rc_deliver */
 	struct dpv_cqe_batch batch;
 };
 
@@ -77,10 +79,13 @@ static void hold(struct rx_state *st, struct dpv_qp *qp)
 	if (qp == st->held)
 		return;
 	if (st->held != NULL) {
+		if (st->held_rc)
+			dpv__rc_rx_done(st->held);
 		dpv__rq_batch_flush(&st->batch);
 		dpv__qp_unlock(st->held);
 	}
 	st->held = qp;
+	st->held_rc = false;
 	if (qp != NULL)
 		dpv__qp_lock(qp);
 }
@@ -142,9 +147,10 @@ static void dispatch(struct rx_state *st, const uint8_t *f, uint32_t len)
 	}
 	hold(st, qp);
 	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_SEND ||
-	    qp->type == IBV_QPT_XRC_RECV)
+	    qp->type == IBV_QPT_XRC_RECV) {
+		st->held_rc = true;
 		count(dev, dpv__rc_deliver(qp, f, &fr));
-	else
+	} else
 		count(dev, dpv__ud_deliver(qp, f, &fr, &st->batch));
 }
 
@@ -187,6 +193,7 @@ void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t 
 		return;
 	st.dev = dev;                 /* not "= { ... }": that zeroes 32 CQEs per burst */
 	st.held = NULL;
+	st.held_rc = false;
 	st.batch.cq = NULL;
 	st.batch.n = 0;
 	for (uint16_t i = 0; i < n; i++)

@@ -2,7 +2,8 @@
  * stream of actions: post a send WR, post a receive WQE, receive a packet (any opcode, PSNs
  * around the expected ones or anywhere, keys and addresses around the engine's regions or
  * anywhere, lengths up to 2^32 - 1, payloads of any size up to 1100 bytes), let time pass,
- * make the transmit queue refuse or the gather list fail, move the QP to ERR. What must hold:
+ * make the transmit queue refuse or the gather list fail, end a receive burst (the ACK due
+ * goes out), move the QP to ERR. What must hold:
  * - nothing is read or written outside the memory the callbacks grant: remote memory only
  *   inside a range mem_check accepted for that right and key (and the regions are buffers of
  *   exactly their size, so AddressSanitizer sees the rest), a receive WQE within its posted
@@ -434,6 +435,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			x->fail_mode = a >> 3 & 1;
 		} else if (a == 0xFF) {
 			dpv__rc_set_error(&x->rc);
+		} else if (a >= 0xF8) {
+			dpv__rc_rx_flush(&x->rc);	/* the end of a burst: the ACK due */
 		}
 		check_state(x);
 	}

@@ -766,7 +766,8 @@ static int sim_post_random(struct node *n)
 	case DPV_RC_WR_WRITE:
 	case DPV_RC_WR_WRITE_IMM:
 		wr.rkey = peer->wkey;
-		wr.remote_addr = peer->wva + (uint64_t)(n->next_slot++ % 160) * 4224;
+		/* the slot is taken once the WR is posted (a full SQ refuses it) */
+		wr.remote_addr = peer->wva + (uint64_t)(n->next_slot % 160) * 4224;
 		break;
 	case DPV_RC_WR_READ:
 		wr.rkey = peer->rkey;
@@ -785,6 +786,8 @@ static int sim_post_random(struct node *n)
 	ret = sim_post(n, wr, tag);
 	if (ret < 0)
 		return ret;
+	if (op == DPV_RC_WR_WRITE || op == DPV_RC_WR_WRITE_IMM)
+		n->next_slot++;
 	t = &n->twr[(n->posted - 1) % n->sq_depth];
 	if (op >= DPV_RC_WR_CMP_SWP)
 		n->atomics_posted++;
@@ -871,6 +874,8 @@ static bool sim_step_until(struct sim *s, uint64_t limit)
 		s->now = t;
 	while (s->nheap > 0 && s->heap[0].at <= s->now)
 		deliver(s, heap_pop(s));
+	for (int id = 0; id < 2; id++)		/* the burst is done: one ACK for it */
+		dpv__rc_rx_flush(&s->n[id].rc);
 	for (int id = 0; id < 2; id++) {
 		struct node *n = &s->n[id];
 

@@ -855,11 +855,61 @@ static void inject(struct node *n, uint8_t opcode, uint32_t psn, const struct dp
 	x.bth.dqpn = n->cfg.qpn;
 	x.bth.psn = psn & 0xFFFFFF;
 	dpv__rc_rx(&n->rc, &x, payload, len, n->sim->now);
+	dpv__rc_rx_flush(&n->rc);		/* a burst of one packet */
 }
 
 static const struct txlog *last_tx(struct node *n)
 {
 	return n->ntlog ? &n->tlog[(n->ntlog - 1) % SIM_LOG] : NULL;
+}
+
+/* Coalesced ACKs: the requests of one burst asking for ACKs get one, of the last, when the
+ * burst is done (dpv__rc_rx_flush), or at the next tick without it (the deadline is "now"
+ * meanwhile); an ACK due goes out before a NAK that follows it. */
+static void coalesced_acks(void)
+{
+	struct sim_opts o = base_opts;
+	struct sim *s = malloc(sizeof(*s));
+	struct node *b = &s->n[1];
+	struct dpv_roce_hdrs h = { .bth = { .ackreq = true, .pkey = 0xFFFF } };
+	uint8_t pay[64] = { 0 };
+	uint32_t e = o.psn[0];
+	uint64_t n0;
+
+	o.prepost[1] = 16;
+	sim_init(s, &o);
+	s->filter = lose_all;
+	h.bth.dqpn = b->cfg.qpn;
+	h.bth.opcode = DPV_ROCE_SEND_ONLY;
+	n0 = b->ntlog;
+	for (int i = 0; i < 5; i++) {
+		h.bth.psn = e + i;
+		dpv__rc_rx(&b->rc, &h, pay, 10, s->now);
+	}
+	CHECK(b->ntlog == n0 && dpv__rc_next_deadline(&b->rc) == 0,
+	      "an ACK due: nothing sent yet, the deadline is now");
+	dpv__rc_rx_flush(&b->rc);
+	CHECK(b->ntlog == n0 + 1 && last_tx(b)->opcode == DPV_ROCE_ACK &&
+	      last_tx(b)->syndrome == DPV_AETH_CREDIT_INVALID && last_tx(b)->psn == e + 4,
+	      "five SENDs in a burst: one ACK, of the last");
+	CHECK(b->nrlog == 5 && dpv__rc_next_deadline(&b->rc) == DPV_RC_NEVER);
+	dpv__rc_rx_flush(&b->rc);
+	CHECK_EQ(b->ntlog, n0 + 1);			/* nothing more was due */
+	h.bth.psn = e + 5;
+	dpv__rc_rx(&b->rc, &h, pay, 10, s->now);
+	dpv__rc_tick(&b->rc, s->now);
+	CHECK(b->ntlog == n0 + 2 && last_tx(b)->psn == e + 5, "without a flush: the tick ACKs");
+	/* a SEND, then a PSN ahead: the ACK of the SEND, then the sequence NAK */
+	h.bth.psn = e + 6;
+	dpv__rc_rx(&b->rc, &h, pay, 10, s->now);
+	h.bth.psn = e + 8;
+	dpv__rc_rx(&b->rc, &h, pay, 10, s->now);
+	CHECK(b->ntlog == n0 + 4 && b->tlog[(n0 + 2) % SIM_LOG].psn == e + 6 &&
+	      b->tlog[(n0 + 2) % SIM_LOG].syndrome == DPV_AETH_CREDIT_INVALID &&
+	      last_tx(b)->psn == e + 7 && last_tx(b)->syndrome == DPV_AETH_NAK_PSN_SEQ,
+	      "ACK due, then a gap: the ACK first, then the NAK");
+	sim_fini(s);
+	free(s);
 }
 
 /* requests a responder must refuse: NAK (class C, ERR) or drop */
@@ -1135,6 +1185,7 @@ int main(void)
 	uc_errors();
 	local_faults();
 	window();
+	coalesced_acks();
 	hostile_requests();
 	hostile_responses();
 	hostile_storm();
