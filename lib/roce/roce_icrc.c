@@ -14,7 +14,6 @@
 #include "roce_wire.h"
 
 static uint32_t crc_table[8][256];
-static uint32_t lrh_seed;
 static bool use_clmul;
 
 static uint32_t crc_bytes(uint32_t crc, const uint8_t *p, size_t n);
@@ -32,9 +31,6 @@ __attribute__((constructor)) static void crc_table_init(void)
 		for (int t = 1; t < 8; t++)
 			crc_table[t][i] = crc_table[t - 1][i] >> 8 ^
 					  crc_table[0][crc_table[t - 1][i] & 0xFF];
-	/* the seed: the CRC state (initially all ones) after 8 bytes of 0xFF that stand for the
-	 * masked LRH; rxe writes the same value as the constant 0xdebb20e3 */
-	lrh_seed = crc_bytes(0xFFFFFFFF, (const uint8_t *)"\xff\xff\xff\xff\xff\xff\xff\xff", 8);
 #ifdef CRC_CLMUL
 	__builtin_cpu_init();
 	use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
@@ -141,11 +137,14 @@ uint32_t dpv__crc32_update_table(uint32_t crc, const void *p, size_t n)
 	return crc_slice8(crc, p, n);
 }
 
-/* A copy of IP + UDP + BTH with the variant fields set to ones. */
+/* A copy of IP + UDP + BTH with the variant fields set to ones, after the 8 bytes of ones
+ * that stand for the LRH (48 bytes for IPv4: three whole blocks of the folding CRC). */
 static size_t masked_copy(uint8_t *m, const uint8_t *l3, bool ipv6)
 {
 	size_t ip = ipv6 ? 40 : 20, n = ip + 8 + DPV_ROCE_BTH_LEN;
 
+	memset(m, 0xFF, 8);
+	m += 8;
 	memcpy(m, l3, n);
 	if (ipv6) {
 		m[0] |= 0x0F;			/* traffic class, high nibble */
@@ -164,9 +163,9 @@ static size_t masked_copy(uint8_t *m, const uint8_t *l3, bool ipv6)
 
 uint32_t dpv__roce_icrc_hdrs(const uint8_t *l3, bool ipv6, size_t len)
 {
-	uint8_t m[40 + 8 + DPV_ROCE_BTH_LEN];
+	uint8_t m[8 + 40 + 8 + DPV_ROCE_BTH_LEN];
 	size_t n = masked_copy(m, l3, ipv6);
-	uint32_t crc = dpv__crc32_update(lrh_seed, m, n);
+	uint32_t crc = dpv__crc32_update(0xFFFFFFFF, m, 8 + n);
 
 	return dpv__crc32_update(crc, l3 + n, len - n);
 }
