@@ -8,7 +8,9 @@
  * exact GRH (IPv4 header in bytes 20-39, or the IPv6 header) and payload, nothing written
  * past them; a wrong Q_Key delivers nothing and is counted, the QP's own Q_Key with the high
  * bit; a message above the MTU completes successfully and sends nothing (counted); a QPN
- * nobody has (counted); ibv_init_ah_from_wc / ibv_create_ah_from_wc answering the sender;
+ * nobody has (counted); a delivered datagram and one to no QP seen by a RAW SNIFFER flow,
+ * by no default flow;
+ * ibv_init_ah_from_wc / ibv_create_ah_from_wc answering the sender;
  * signaled and unsignaled sends; SOLICITED waking a CQ armed for solicited events only;
  * INLINE; gather and scatter lists; an SGE outside its MR and an AH of another PD (error
  * completions, SQE); a receive buffer too small (LOC_LEN_ERR, QP to ERR); UD
@@ -335,6 +337,62 @@ static void check_drops(struct ibv_qp *qa, struct ibv_qp *qb)
 	a.qkey = QKEY_A;
 	CHECK_EQ(ibv_modify_qp(qa, &a, IBV_QP_STATE | IBV_QP_QKEY), 0);
 	ibv_destroy_ah(ah);
+}
+
+/* RoCE frames a RAW_PACKET SNIFFER flow still sees (issue #14), and a RAW default flow does
+ * not: a datagram delivered to a UD QP and one to a QPN nobody has (dropped, counted) each
+ * reach the sniffer whole (UDP to 4791, the BTH's destination QP) and nothing else. */
+static void check_sniffer(struct ibv_qp *qa, struct ibv_qp *qb)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1, .max_recv_wr = 4,
+				  .max_recv_sge = 1 };
+	struct ibv_cq *sn_cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_cq *df_cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *sn = test_raw_qp(pd, sn_cq, cap), *df = test_raw_qp(pd, df_cq, cap);
+	struct ibv_flow_attr fs = { .type = IBV_FLOW_ATTR_SNIFFER, .size = sizeof(fs), .port = 1 };
+	struct ibv_flow_attr fd = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(fd),
+				    .port = 1 };
+	struct ibv_flow *fls = ibv_create_flow(sn, &fs), *fld = ibv_create_flow(df, &fd);
+	struct ibv_ah *ah = ah_make(1, &gid4, 0, 0, 64);
+	const uint32_t to[2] = { qb->qp_num, 0xabcde };
+	struct dpv_port_stats s0 = stats(), s1;
+	struct ibv_wc wc;
+
+	CHECK(fls != NULL && fld != NULL && ah != NULL, "sniffer setup: %s", strerror(errno));
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(post_recv(sn, 60 + i, SLOT, 60 + i), 0);
+		CHECK_EQ(post_recv(df, 64 + i, SLOT, 64 + i), 0);
+	}
+	CHECK_EQ(post_recv(qb, 0, SLOT, 1), 0);
+	for (int k = 0; k < 2; k++) {
+		const uint8_t *f = slot_of(60 + k);
+
+		CHECK_EQ(send_ud(qa, ah, to[k], QKEY_B, IBV_WR_SEND, 0, 21, IBV_SEND_SIGNALED,
+				 10 + k), 0);
+		CHECK(test_poll(scq, &wc, 1) == 1 && wc.status == IBV_WC_SUCCESS, "send %d", k);
+		CHECK(test_poll(sn_cq, &wc, 1) == 1 && wc.status == IBV_WC_SUCCESS &&
+		      wc.wr_id == (uint64_t)(60 + k), "datagram %d: the sniffer saw nothing", k);
+		/* Ethernet 14, IPv4 20, UDP 8, BTH 12, DETH 8, 21 bytes + pad 3, ICRC 4 */
+		CHECK_EQ(wc.byte_len, 14 + 20 + 8 + 12 + 8 + 24 + 4);
+		CHECK(f[12] == 0x08 && f[13] == 0x00 && f[14 + 9] == 17 &&
+		      (f[36] << 8 | f[37]) == 4791 && f[42] == 0x64 &&
+		      (uint32_t)(f[47] << 16 | f[48] << 8 | f[49]) == to[k],
+		      "datagram %d: the sniffer's frame is not the UD SEND", k);
+	}
+	CHECK(test_poll(rcq, &wc, 1) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 &&
+	      wc.byte_len == 40 + 21, "the UD QP's datagram");
+	CHECK_EQ(quiet(df_cq), 0);          /* RoCE took both: no default flow sees them */
+	CHECK_EQ(quiet(sn_cq), 0);
+	s1 = stats();
+	CHECK_EQ(s1.rx_roce - s0.rx_roce, 2);
+	CHECK_EQ(s1.rx_roce_no_qp - s0.rx_roce_no_qp, 1);
+	ibv_destroy_ah(ah);
+	CHECK_EQ(ibv_destroy_flow(fls), 0);
+	CHECK_EQ(ibv_destroy_flow(fld), 0);
+	CHECK_EQ(ibv_destroy_qp(sn), 0);
+	CHECK_EQ(ibv_destroy_qp(df), 0);
+	CHECK_EQ(ibv_destroy_cq(sn_cq), 0);
+	CHECK_EQ(ibv_destroy_cq(df_cq), 0);
 }
 
 /* Answering a datagram: the AH made from its completion and GRH reaches the sender. */
@@ -860,6 +918,7 @@ int main(void)
 	      qa->qp_num, qb->qp_num);
 	check_exchange(qa, qb);
 	check_drops(qa, qb);
+	check_sniffer(qa, qb);
 	check_ah_from_wc(qa, qb);
 	check_signaling(qa, qb);
 	check_solicited(qa);
