@@ -58,7 +58,7 @@ veth() {
 
 : > "$res"
 printf 'port_addr = net_ring0 10.5.0.1\n' > "$dir/loop.conf"
-for s in 64:200000 4096:50000 65536:5000; do
+for s in 64:1000000 4096:200000 65536:20000; do
 	loopback write "${s%%:*}" "${s#*:}"
 	loopback send "${s%%:*}" "${s#*:}"
 done

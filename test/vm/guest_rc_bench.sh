@@ -21,8 +21,9 @@
 #          50 us naps are milliseconds under TCG, the target would be the bottleneck
 #          (doc/roce.md, "A passive target").
 # and bench-rc (test/bench/bench_rc.c: one process, two RC QPs of one device, the second at the
-# device's own GID; RDMA WRITE and SEND, 5 x ITERS messages, lists of 16, 128 outstanding), the
-# same binary on both: tools loop_write and loop_send, on
+# device's own GID; RDMA WRITE and SEND, 25 x ITERS messages, lists of 16, 128 outstanding:
+# runs of a second or more, so that TCG's translation of a fresh process's code and the
+# machine's noise weigh less), the same binary on both: tools loop_write and loop_send, on
 #   rxe  - rxe0: rxe's loopback inside the driver (the kernel's requester, responder and
 #          completer tasks, no netdev);
 #   dpv  - dpverbs through dpv-run on a net_ring0 port (10.77.0.9): its loopback ring, every
@@ -164,7 +165,7 @@ run1() {
 # loop OP IMPL ROUND: one bench-rc run (RESULT: MB/s, and Mpps from its msg/s)
 loop() {
 	op=$1 impl=$2 round=$3
-	bargs="-x 1 -o $op -s $size -n $((iters * 5))"
+	bargs="-x 1 -o $op -s $size -n $((iters * 25))"
 	if [ "$impl" = rxe ]; then
 		timeout 300 "$build/test/bench/bench-rc" -d rxe0 $bargs > "$tmp/cli" 2>&1
 	else
