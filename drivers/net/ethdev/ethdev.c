@@ -413,20 +413,39 @@ static void eth_txq_detach(struct dpv_txq *txq)
 	__atomic_fetch_sub(&txq->users, 1, __ATOMIC_RELEASE);
 }
 
-/* The port's multicast filter, or all multicast where the PMD has no filter list (22.11:
- * af_packet, tap, ring, null have neither; they pass every frame of their link anyway). */
+/* All multicast on, or off again when this driver turned it on. */
+static int allmulti(struct dpv_port *p, bool on)
+{
+	int rc;
+
+	if (on == p->allmulti)
+		return 0;
+	rc = on ? rte_eth_allmulticast_enable(p->port_id) :
+		  rte_eth_allmulticast_disable(p->port_id);
+	if (rc == 0)
+		p->allmulti = on;
+	return rc;
+}
+
+/* The port's multicast filter: the list, or all multicast when the list is longer than 16 or
+ * the PMD has no list (22.11: af_packet, ring, null have neither; they pass every frame of
+ * their link anyway). Once the list fits again, all multicast goes off. */
 static int eth_rx_mcast_set(struct dpv_port *p, const uint8_t (*macs)[6], unsigned int n)
 {
 	struct rte_ether_addr list[16];
 	int rc;
 
-	if (n > RTE_DIM(list))
-		return rte_eth_allmulticast_enable(p->port_id);
-	for (unsigned int i = 0; i < n; i++)
-		memcpy(list[i].addr_bytes, macs[i], 6);
-	rc = rte_eth_dev_set_mc_addr_list(p->port_id, n > 0 ? list : NULL, n);
-	if (rc == -ENOTSUP)
-		rc = n > 0 ? rte_eth_allmulticast_enable(p->port_id) : 0;
+	if (n > RTE_DIM(list)) {
+		rc = allmulti(p, true);
+	} else {
+		for (unsigned int i = 0; i < n; i++)
+			memcpy(list[i].addr_bytes, macs[i], 6);
+		rc = rte_eth_dev_set_mc_addr_list(p->port_id, n > 0 ? list : NULL, n);
+		if (rc == 0)
+			rc = allmulti(p, false);
+		else if (rc == -ENOTSUP)
+			rc = allmulti(p, n > 0);
+	}
 	if (rc == -ENOTSUP && !p->dma)
 		rc = 0;          /* a vdev: no MAC filter between it and its link */
 	return rc;

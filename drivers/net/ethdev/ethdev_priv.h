@@ -45,6 +45,7 @@ struct dpv_port {
 	bool zero_copy;            /* sent buffers come back on demand, at fixed addresses */
 	bool iova_is_va;           /* buffer iova = its virtual address */
 	bool dma;                  /* a PCI device (a vdev does no DMA and filters no MAC) */
+	bool allmulti;             /* all multicast turned on by eth_rx_mcast_set */
 	uint16_t max_segs;         /* mbuf segments a frame may have */
 	uint64_t tx_offloads;      /* enabled at configure time */
 	uint64_t rss_hf;           /* RSS on these (several receive queues), 0: none */
