@@ -8,7 +8,9 @@
  * larger than the WQE: IBV_WC_LOC_LEN_ERR; an SGE outside its MR: IBV_WC_LOC_PROT_ERR; either
  * moves the QP to ERR. A QP with an SRQ takes a WQE from it for each frame that finds its own
  * ring empty (dpv__srq_take). No WQE: dropped, counted. A QP gets its frames in the order they came;
- * completions of different QPs on one CQ come QP by QP within a burst. */
+ * completions of different QPs on one CQ come QP by QP within a burst. The common frame (one
+ * mbuf, a WQE of one SGE in the MR of the WQE before it) takes one pass (qp_fast); whatever
+ * else comes, from the first such frame on, the general two passes (qp_general). */
 #include <string.h>
 
 #include <rte_common.h>
@@ -184,9 +186,8 @@ static void qp_place(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask, struc
 {
 	const struct dpv_rq *rq = &qp->rq;
 	const struct dpv_rwqe *wqe = rq->wqe;
-	const struct ibv_sge *sges = rq->sge;
 	struct rte_mbuf *const *frames = b->frames;
-	const uint32_t ring = rq->mask, max_sge = rq->max_sge;
+	const uint32_t ring = rq->mask;
 	uint32_t pos = rq->tail, head = rq->head;
 	struct rx_window win = { .lkey = UINT64_MAX };
 	enum ibv_wc_status err = IBV_WC_SUCCESS;
@@ -207,8 +208,8 @@ static void qp_place(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask, struc
 			}
 			head = rq->head;
 		}
-		l->va = place(qp, &wqe[slot], &sges[(size_t)slot * max_sge], frame->nb_segs, len,
-			      &win, &err);
+		l->va = place(qp, &wqe[slot], dpv__rq_sges(rq, slot), frame->nb_segs, len, &win,
+			      &err);
 		if (likely(l->va != NULL))
 			rte_prefetch0(l->va);
 		else if (unlikely(err != IBV_WC_SUCCESS))
@@ -244,7 +245,7 @@ static void qp_land(struct rx_burst *b, struct dpv_qp *qp, struct rx_take *t)
 		} else {
 			uint32_t slot = (rq->tail + k) & rq->mask;
 			enum ibv_wc_status st = scatter(qp, &rq->wqe[slot],
-							&rq->sge[(size_t)slot * rq->max_sge],
+							dpv__rq_sges(rq, slot),
 							b->frames[l->frame], l->len);
 
 			if (unlikely(st != IBV_WC_SUCCESS)) {
@@ -258,23 +259,77 @@ static void qp_land(struct rx_burst *b, struct dpv_qp *qp, struct rx_take *t)
 	}
 	t->n = n;
 	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_COPY], b->t);
-	opened.tail = w.tail;
+	opened.at = w.at;
 	dpv__cq_recv_close(&opened, n);
 }
 
-/* Frames @mask of the burst (in order) into @qp's WQEs, their completions into its CQ, all
- * under its lock (a RESET after it must not find them later in the CQ). An execution error:
- * what came before, then the error, then the QP's flush. */
-static void qp_take(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
+/* The first frames of @mask that land the common way: each in one mbuf, into the next WQE,
+ * whose one SGE (in the WQE: one read) holds it and lies in the MR the QP's WQEs were last
+ * found in (rx_window: plain bounds, no lkey table entry per frame), its completion fitting
+ * in the CQ. No record per frame, no second pass: the destinations are prefetched first
+ * (the buffers of a deep RQ are seldom in the cache), then the CQ lock taken before the
+ * copies (its atomic does not wait for their stores to drain), then each frame checked,
+ * copied and completed. Stops at the first frame that is anything else: the frames it
+ * leaves, for qp_general. QP lock held. */
+static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
+{
+	struct dpv_rq *rq = &qp->rq;
+	const struct dpv_rwqe *wqe = rq->wqe;
+	struct rte_mbuf *const *frames = b->frames;
+	const uint32_t ring = rq->mask, tail = rq->tail;
+	const uint64_t parsed = b->c.parsed;
+	unsigned int n = RTE_MIN((unsigned int)__builtin_popcountll(mask), rq->head - tail), k;
+	struct dpv_cq_recv opened, w;
+	struct rx_window win;
+	const struct ibv_sge *first;
+
+	if (n == 0)
+		return mask;
+	first = &wqe[tail & ring].sge;
+	if (wqe[tail & ring].nsge != 1 || !window_load(qp, first, 0, &win))
+		return mask;                  /* the MR's bounds: each frame is checked below */
+	for (k = 0; k < n; k++) {
+		const struct ibv_sge *sge = &wqe[(tail + k) & ring].sge;
+
+		rte_prefetch0(win.va + (sge->addr - win.iova));   /* never faults: a hint */
+	}
+	n = RTE_MIN(n, dpv__cq_recv_open(qp->rcq, qp, &opened));
+	w = opened;                       /* a copy whose address stays here: in registers */
+	for (k = 0; k < n; k++, mask &= mask - 1) {
+		unsigned int i = (unsigned int)__builtin_ctzll(mask);
+		const struct rte_mbuf *m = frames[i];
+		const struct dpv_rwqe *d = &wqe[(tail + k) & ring];
+		uint32_t len = rte_pktmbuf_pkt_len(m);
+		uint64_t off = d->sge.addr - win.iova;    /* below iova: wraps, and fails */
+		const uint8_t *src;
+
+		if (unlikely(d->nsge != 1 || m->nb_segs != 1 || len - 1 >= d->sge.length ||
+			     d->sge.lkey != win.lkey || off > win.length ||
+			     len > win.length - off))
+			break;                    /* len 0 too */
+		src = rte_pktmbuf_mtod(m, const uint8_t *);
+		copy_frame(win.va + off, src, len);
+		dpv__cq_recv_put(&w, d->wr_id, len, csum_flag(b, i, m, src, parsed));
+	}
+	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_COPY], b->t);
+	opened.at = w.at;
+	dpv__cq_recv_close(&opened, k);
+	if (k > 0) {
+		rq->tail = tail + k;
+		qp->rx_completed += k;
+		dpv__cq_rxq_seen(qp->rcq, b->q);
+	}
+	return mask;
+}
+
+/* Frames @mask of the burst (in order) into @qp's WQEs, in general: SRQ, scatter lists,
+ * chained mbufs, WQEs checked as their frames land, a full CQ. An execution error: what
+ * came before, then the error, then the QP's flush. QP lock held. */
+static void qp_general(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 {
 	struct dpv_rq *rq = &qp->rq;
 	struct rx_take t;
 
-	dpv__qp_lock(qp);
-	if (!receiving(qp)) {
-		dpv__qp_unlock(qp);
-		return;
-	}
 	qp_place(b, qp, mask, &t);
 	if (t.n > 0) {
 		qp_land(b, qp, &t);
@@ -287,6 +342,20 @@ static void qp_take(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 		dpv__rq_complete(qp, rq->wqe[rq->tail++ & rq->mask].wr_id, t.err, 0, 0, NULL);
 		dpv__qp_fail(qp);
 	}
+}
+
+/* Frames @mask of the burst (in order) into @qp's WQEs, their completions into its CQ, all
+ * under its lock (a RESET after it must not find them later in the CQ). */
+static void qp_take(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
+{
+	dpv__qp_lock(qp);
+	if (!receiving(qp)) {
+		dpv__qp_unlock(qp);
+		return;
+	}
+	mask = qp_fast(b, qp, mask);
+	if (unlikely(mask != 0))
+		qp_general(b, qp, mask);
 	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_CQE], b->t);
 	dpv__qp_unlock(qp);
 }

@@ -360,17 +360,23 @@ unsigned int dpv__cq_recv_open(struct dpv_cq *cq, struct dpv_qp *qp, struct dpv_
 	w->qp = qp;
 	w->qp_num = qp->ibqp.qp_num;
 	w->ring = cq->ring;
-	w->size = cq->size;
-	w->from = w->tail = cq->tail;
+	w->end = cq->ring + cq->size;
+	w->from = cq->tail;
+	w->at = cq->ring + cq->tail;
+#if defined(__SSE4_1__)
+	w->line1 = _mm_set_epi32((int)w->qp_num, 0, 0, 0);
+	w->line3 = _mm_set_epi64x(0, (long long)(uintptr_t)qp);
+#endif
 	return cq_room(cq);
 }
 
 int dpv__cq_recv_close(struct dpv_cq_recv *w, unsigned int wanted)
 {
 	struct dpv_cq *cq = w->cq;
-	unsigned int written = (w->tail + w->size - w->from) % w->size;
+	uint32_t tail = (uint32_t)(w->at - w->ring);
+	unsigned int written = (tail + cq->size - w->from) % cq->size;
 
-	__atomic_store_n(&cq->tail, w->tail, __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->tail, tail, __ATOMIC_RELAXED);
 	/* a receive is never solicited on a RAW_PACKET QP: a CQ armed for solicited ones stays */
 	return push_done(cq, w->from, written, wanted, written > 0 && !cq->solicited_only);
 }
