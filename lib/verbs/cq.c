@@ -496,14 +496,24 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	t0 = dpv__cyc_start();
 	dpv__spinlock_lock(&cq->lock);
 	{
-		uint32_t head = cq->head, tail = cq->tail;
+		uint32_t head = cq->head, tail = cq->tail, size = cq->size;
 
-		for (; got < n && head != tail; head = cq_next(cq, head)) {
-			const struct dpv_cqe *e = &cq->ring[head];
+		/* in runs that do not wrap around the ring's end: no index arithmetic per entry */
+		while (got < n && head != tail) {
+			uint32_t run = RTE_MIN((uint32_t)(n - got), (tail > head ? tail : size) - head);
+			const struct dpv_cqe *e = &cq->ring[head], *end = e + run;
+			struct ibv_wc *to = wc + got;
 
-			wc[got++] = e->wc;
-			if (e->is_send)
-				__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
+			for (; e != end; e++, to++) {
+				*to = e->wc;
+				if (unlikely(e->is_send))
+					__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1,
+							 __ATOMIC_RELEASE);
+			}
+			got += (int)run;
+			head += run;
+			if (head == size)
+				head = 0;
 		}
 		__atomic_store_n(&cq->head, head, __ATOMIC_RELAXED);
 	}
