@@ -263,63 +263,155 @@ static void qp_land(struct rx_burst *b, struct dpv_qp *qp, struct rx_take *t)
 	dpv__cq_recv_close(&opened, n);
 }
 
+/* What qp_fast needs through a burst, in locals (nothing takes their address). */
+struct rx_fast {
+	struct rte_mbuf *const *frames;
+	const struct dpv_rwqe *ring, *end;   /* the RQ's WQEs */
+	uint64_t lkey, iova, length;          /* the MR window (rx_window) */
+	uint8_t *va;
+	uint64_t parsed;
+};
+
+/* Where qp_fast's loop is: the next frame (k-th taken, left: the frames not yet taken),
+ * WQE and completion. */
+struct rx_fast_at {
+	unsigned int k;
+	uint64_t left;
+	const struct dpv_rwqe *d;
+};
+
+/* The next WQE of the ring after @d. */
+static inline const struct dpv_rwqe *fast_next(const struct rx_fast *f, const struct dpv_rwqe *d)
+{
+	return d + 1 == f->end ? f->ring : d + 1;
+}
+
+/* Frame @m into WQE @d and its completion through @w (checked: fast_loop). */
+static __rte_always_inline void fast_land(const struct rx_fast *f, const struct rte_mbuf *m,
+					  const struct dpv_rwqe *d, uint32_t len, unsigned int flags,
+					  struct dpv_cq_recv *w)
+{
+	copy_frame(f->va + (d->sge.addr - f->iova), rte_pktmbuf_mtod(m, const uint8_t *), len);
+	dpv__cq_recv_put(w, d->wr_id, len, flags);
+}
+
+/* Frames from @at on, up to the @n-th, each into the next WQE, its completion through @w,
+ * while they are the common case and need no checksum look (a call in this loop would put
+ * its values on the stack: qp_fast makes it). Returns with @at at the first other frame.
+ * @plain: the burst's frames 0..n-1 (no bit to look for), none parsed by the steering (no
+ * bit to test). In runs that wrap around neither the RQ's nor the CQ's end: no wrap test per
+ * frame. */
+static __rte_always_inline void fast_loop(struct rx_burst *b, const struct rx_fast *f,
+					  struct rx_fast_at *at, unsigned int n,
+					  struct dpv_cq_recv *w, bool plain)
+{
+	unsigned int k = at->k;
+	uint64_t left = at->left;
+	const struct dpv_rwqe *d = at->d;
+	struct dpv_cqe *e = w->at;
+
+	while (k < n) {
+		unsigned int lim = k + (unsigned int)RTE_MIN((size_t)(n - k),
+				       RTE_MIN((size_t)(f->end - d), (size_t)(w->end - e)));
+
+		for (; k < lim; k++, d++, e++) {
+			unsigned int i = plain ? k : (unsigned int)__builtin_ctzll(left);
+			const struct rte_mbuf *m = f->frames[i];
+			uint32_t len = rte_pktmbuf_pkt_len(m);
+			uint64_t off = d->sge.addr - f->iova;     /* below iova: wraps, and fails */
+			const uint8_t *src = rte_pktmbuf_mtod(m, const uint8_t *);
+
+			if (unlikely(d->nsge != 1 || m->nb_segs != 1 || len - 1 >= d->sge.length ||
+				     d->sge.lkey != f->lkey || off > f->length ||
+				     len > f->length - off))
+				break;                            /* len 0 too */
+			if (unlikely((m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK |
+						     RTE_MBUF_F_RX_L4_CKSUM_MASK)) ||
+				     (!plain && (f->parsed >> i & 1)) || dpv__may_be_ipv4(src, len)))
+				break;                            /* csum_flag's general case */
+			copy_frame(f->va + off, src, len);
+			dpv__cq_recv_fill(w, e, d->wr_id, len, 0);
+			if (!plain)
+				left &= left - 1;
+		}
+		if (d == f->end)
+			d = f->ring;
+		if (e == w->end)
+			e = w->ring;
+		if (k < lim)
+			break;                    /* stopped at a frame */
+	}
+	w->at = e;
+	at->k = k;
+	at->left = plain ? (k < 64 ? left & ~0ull << k : 0) : left;
+	at->d = d;
+}
+
 /* The first frames of @mask that land the common way: each in one mbuf, into the next WQE,
- * whose one SGE (in the WQE: one read) holds it and lies in the MR the QP's WQEs were last
- * found in (rx_window: plain bounds, no lkey table entry per frame), its completion fitting
- * in the CQ. No record per frame, no second pass: the destinations are prefetched first
- * (the buffers of a deep RQ are seldom in the cache), then the CQ lock taken before the
- * copies (its atomic does not wait for their stores to drain), then each frame checked,
- * copied and completed. Stops at the first frame that is anything else: the frames it
- * leaves, for qp_general. QP lock held. */
+ * whose one SGE (in the WQE: one read) holds it and lies in the MR of the first WQE's
+ * (rx_window: plain bounds, no lkey table entry per frame), its completion fitting in the
+ * CQ. The destinations are prefetched first (the buffers of a deep RQ are seldom in the
+ * cache), then the CQ lock taken before the copies (its atomic does not wait for their
+ * stores to drain), then each frame checked, copied and completed in one loop, no record
+ * per frame. Stops at the first frame that is anything else: the frames it leaves, for
+ * qp_general. QP lock held. */
 static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 {
 	struct dpv_rq *rq = &qp->rq;
-	const struct dpv_rwqe *wqe = rq->wqe;
-	struct rte_mbuf *const *frames = b->frames;
-	const uint32_t ring = rq->mask, tail = rq->tail;
-	const uint64_t parsed = b->c.parsed;
-	unsigned int n = RTE_MIN((unsigned int)__builtin_popcountll(mask), rq->head - tail), k;
+	const uint32_t tail = rq->tail;
+	const struct dpv_rwqe *first = &rq->wqe[tail & rq->mask], *d = first;
+	unsigned int n = RTE_MIN((unsigned int)__builtin_popcountll(mask), rq->head - tail);
 	struct dpv_cq_recv opened, w;
 	struct rx_window win;
-	const struct ibv_sge *first;
+	struct rx_fast f;
+	struct rx_fast_at at;
+	bool plain;
 
-	if (n == 0)
-		return mask;
-	first = &wqe[tail & ring].sge;
-	if (wqe[tail & ring].nsge != 1 || !window_load(qp, first, 0, &win))
+	if (n == 0 || first->nsge != 1 || !window_load(qp, &first->sge, 0, &win))
 		return mask;                  /* the MR's bounds: each frame is checked below */
-	for (k = 0; k < n; k++) {
-		const struct ibv_sge *sge = &wqe[(tail + k) & ring].sge;
-
-		rte_prefetch0(win.va + (sge->addr - win.iova));   /* never faults: a hint */
-	}
+	f = (struct rx_fast){ b->frames, rq->wqe, rq->wqe + rq->size, win.lkey, win.iova,
+			      win.length, win.va, b->c.parsed };
+	for (unsigned int k = 0; k < n; k++, d = fast_next(&f, d))
+		rte_prefetch0(f.va + (d->sge.addr - f.iova));   /* never faults: a hint */
 	n = RTE_MIN(n, dpv__cq_recv_open(qp->rcq, qp, &opened));
 	w = opened;                       /* a copy whose address stays here: in registers */
-	for (k = 0; k < n; k++, mask &= mask - 1) {
-		unsigned int i = (unsigned int)__builtin_ctzll(mask);
-		const struct rte_mbuf *m = frames[i];
-		const struct dpv_rwqe *d = &wqe[(tail + k) & ring];
-		uint32_t len = rte_pktmbuf_pkt_len(m);
-		uint64_t off = d->sge.addr - win.iova;    /* below iova: wraps, and fails */
-		const uint8_t *src;
+	plain = (mask & (mask + 1)) == 0 && (f.parsed & mask) == 0;   /* frames 0.. of the burst */
+	at = (struct rx_fast_at){ 0, mask, first };
+	for (;;) {
+		const struct rte_mbuf *m;
+		unsigned int i;
+		uint32_t len;
+		uint64_t off;
 
-		if (unlikely(d->nsge != 1 || m->nb_segs != 1 || len - 1 >= d->sge.length ||
-			     d->sge.lkey != win.lkey || off > win.length ||
-			     len > win.length - off))
-			break;                    /* len 0 too */
-		src = rte_pktmbuf_mtod(m, const uint8_t *);
-		copy_frame(win.va + off, src, len);
-		dpv__cq_recv_put(&w, d->wr_id, len, csum_flag(b, i, m, src, parsed));
+		if (plain)
+			fast_loop(b, &f, &at, n, &w, true);
+		else
+			fast_loop(b, &f, &at, n, &w, false);
+		if (at.k == n)
+			break;
+		/* a frame that stopped the loop: the common case but for its checksum flag? */
+		i = (unsigned int)__builtin_ctzll(at.left);
+		m = f.frames[i];
+		len = rte_pktmbuf_pkt_len(m);
+		off = at.d->sge.addr - f.iova;
+		if (at.d->nsge != 1 || m->nb_segs != 1 || len - 1 >= at.d->sge.length ||
+		    at.d->sge.lkey != f.lkey || off > f.length || len > f.length - off)
+			break;
+		fast_land(&f, m, at.d, len,
+			  csum_flag(b, i, m, rte_pktmbuf_mtod(m, const uint8_t *), f.parsed), &w);
+		at.k++;
+		at.left &= at.left - 1;
+		at.d = fast_next(&f, at.d);
 	}
 	b->t = dpv__cyc_lap(&b->q->cyc[DPV_RXC_COPY], b->t);
 	opened.at = w.at;
-	dpv__cq_recv_close(&opened, k);
-	if (k > 0) {
-		rq->tail = tail + k;
-		qp->rx_completed += k;
+	dpv__cq_recv_close(&opened, at.k);
+	if (at.k > 0) {
+		rq->tail = tail + at.k;
+		qp->rx_completed += at.k;
 		dpv__cq_rxq_seen(qp->rcq, b->q);
 	}
-	return mask;
+	return at.left;
 }
 
 /* Frames @mask of the burst (in order) into @qp's WQEs, in general: SRQ, scatter lists,

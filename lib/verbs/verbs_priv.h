@@ -953,10 +953,11 @@ static inline void dpv__cqe_fill(struct dpv_cqe *e, struct dpv_qp *qp, uint64_t 
 	e->solicited = false;
 }
 
-static inline void dpv__cq_recv_put(struct dpv_cq_recv *w, uint64_t wr_id, uint32_t len,
-				    unsigned int flags)
+/* One successful receive completion written into entry @e of @w's ring (dpv__cq_recv_put
+ * moves on to the next; a writer that knows how far the ring goes on walks it itself). */
+static inline void dpv__cq_recv_fill(const struct dpv_cq_recv *w, struct dpv_cqe *e,
+				     uint64_t wr_id, uint32_t len, unsigned int flags)
 {
-	struct dpv_cqe *e = w->at;
 #if defined(__SSE4_1__)
 	/* dpv__cqe_fill's fields in four 16-byte stores (the ring's entries are aligned), two
 	 * of them dpv__cq_recv_open's templates, and three 4- or 8-byte ones over them: fewer
@@ -967,7 +968,7 @@ static inline void dpv__cq_recv_put(struct dpv_cq_recv *w, uint64_t wr_id, uint3
 		       offsetof(struct ibv_wc, qp_num) == 28 && offsetof(struct dpv_cqe, qp) == 48 &&
 		       offsetof(struct dpv_cqe, sq_index) == 56 &&
 		       offsetof(struct dpv_cqe, is_send) == 60 && IBV_WC_SUCCESS == 0,
-		       "the CQE layout dpv__cq_recv_put writes");
+		       "the CQE layout dpv__cq_recv_fill writes");
 	_mm_store_si128(v, _mm_set_epi64x((long long)IBV_WC_RECV << 32, 0));
 	_mm_store_si128(v + 1, w->line1);
 	_mm_store_si128(v + 2, _mm_setzero_si128());
@@ -984,6 +985,14 @@ static inline void dpv__cq_recv_put(struct dpv_cq_recv *w, uint64_t wr_id, uint3
 	e->is_send = false;
 	e->solicited = false;
 #endif
+}
+
+static inline void dpv__cq_recv_put(struct dpv_cq_recv *w, uint64_t wr_id, uint32_t len,
+				    unsigned int flags)
+{
+	struct dpv_cqe *e = w->at;
+
+	dpv__cq_recv_fill(w, e, wr_id, len, flags);
 	w->at = e + 1 == w->end ? w->ring : e + 1;
 }
 
