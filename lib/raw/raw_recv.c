@@ -272,8 +272,8 @@ struct rx_fast {
 	uint64_t parsed;
 };
 
-/* Where qp_fast's loop is: the next frame (k-th taken, left: the frames not yet taken),
- * WQE and completion. */
+/* Where qp_fast's loop is: the next frame (the k-th taken; left: the frames not yet taken)
+ * and its WQE. */
 struct rx_fast_at {
 	unsigned int k;
 	uint64_t left;
@@ -286,13 +286,14 @@ static inline const struct dpv_rwqe *fast_next(const struct rx_fast *f, const st
 	return d + 1 == f->end ? f->ring : d + 1;
 }
 
-/* Frame @m into WQE @d and its completion through @w (checked: fast_loop). */
-static __rte_always_inline void fast_land(const struct rx_fast *f, const struct rte_mbuf *m,
-					  const struct dpv_rwqe *d, uint32_t len, unsigned int flags,
-					  struct dpv_cq_recv *w)
+/* Does frame @m of @len bytes fail to land the common way in WQE @d, whose SGE is at @off
+ * in the window (wrapped if below it)? The common way: one mbuf, not empty, no longer than
+ * the WQE's one SGE, which lies in the window. */
+static __rte_always_inline bool fast_misfits(const struct rx_fast *f, const struct dpv_rwqe *d,
+					     const struct rte_mbuf *m, uint32_t len, uint64_t off)
 {
-	copy_frame(f->va + (d->sge.addr - f->iova), rte_pktmbuf_mtod(m, const uint8_t *), len);
-	dpv__cq_recv_put(w, d->wr_id, len, flags);
+	return unlikely(d->nsge != 1 || m->nb_segs != 1 || len - 1 >= d->sge.length ||
+			d->sge.lkey != f->lkey || off > f->length || len > f->length - off);
 }
 
 /* Frames from @at on, up to the @n-th, each into the next WQE, its completion through @w,
@@ -318,13 +319,11 @@ static __rte_always_inline void fast_loop(struct rx_burst *b, const struct rx_fa
 			unsigned int i = plain ? k : (unsigned int)__builtin_ctzll(left);
 			const struct rte_mbuf *m = f->frames[i];
 			uint32_t len = rte_pktmbuf_pkt_len(m);
-			uint64_t off = d->sge.addr - f->iova;     /* below iova: wraps, and fails */
+			uint64_t off = d->sge.addr - f->iova;
 			const uint8_t *src = rte_pktmbuf_mtod(m, const uint8_t *);
 
-			if (unlikely(d->nsge != 1 || m->nb_segs != 1 || len - 1 >= d->sge.length ||
-				     d->sge.lkey != f->lkey || off > f->length ||
-				     len > f->length - off))
-				break;                            /* len 0 too */
+			if (fast_misfits(f, d, m, len, off))
+				break;
 			if (unlikely((m->ol_flags & (RTE_MBUF_F_RX_IP_CKSUM_MASK |
 						     RTE_MBUF_F_RX_L4_CKSUM_MASK)) ||
 				     (!plain && (f->parsed >> i & 1)) || dpv__may_be_ipv4(src, len)))
@@ -379,6 +378,7 @@ static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 	at = (struct rx_fast_at){ 0, mask, first };
 	for (;;) {
 		const struct rte_mbuf *m;
+		const uint8_t *src;
 		unsigned int i;
 		uint32_t len;
 		uint64_t off;
@@ -394,11 +394,11 @@ static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 		m = f.frames[i];
 		len = rte_pktmbuf_pkt_len(m);
 		off = at.d->sge.addr - f.iova;
-		if (at.d->nsge != 1 || m->nb_segs != 1 || len - 1 >= at.d->sge.length ||
-		    at.d->sge.lkey != f.lkey || off > f.length || len > f.length - off)
+		if (fast_misfits(&f, at.d, m, len, off))
 			break;
-		fast_land(&f, m, at.d, len,
-			  csum_flag(b, i, m, rte_pktmbuf_mtod(m, const uint8_t *), f.parsed), &w);
+		src = rte_pktmbuf_mtod(m, const uint8_t *);
+		copy_frame(f.va + off, src, len);
+		dpv__cq_recv_put(&w, at.d->wr_id, len, csum_flag(b, i, m, src, f.parsed));
 		at.k++;
 		at.left &= at.left - 1;
 		at.d = fast_next(&f, at.d);
