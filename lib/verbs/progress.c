@@ -218,7 +218,7 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 
 			if (tr->port_rx_queue != NULL) {
 				tr->port_rx_queue(dev, q, frames, n, &taken);
-			} else {
+			} else if (tr->port_rx_idle == NULL || !tr->port_rx_idle(dev)) {
 				dpv__spinlock_lock(&dev->rx_lock);
 				tr->port_rx(dev, frames, n, &taken);
 				dpv__spinlock_unlock(&dev->rx_lock);

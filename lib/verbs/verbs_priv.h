@@ -710,6 +710,12 @@ struct dpv_transport_ops {
 	 * port_rx never does (the device's rx_lock). Used instead of port_rx when set. */
 	void (*port_rx_queue)(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
 			      uint16_t n, uint64_t *taken);
+	/* Optional, with port_rx: true while a burst of @dev would find nothing to do here
+	 * (read without any lock, on every burst): the burst skips port_rx and the rx_lock it
+	 * takes (an atomic per burst; RoCE and ARP/ND on a port that has no RoCE QP and no
+	 * address). Whoever changes what it reads and then waits for rx_lock to be let go
+	 * still finds every burst that saw the old value holding it. */
+	bool (*port_rx_idle)(const struct dpv_device *dev);
 	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held);
 	 * @gid NULL, detaching: every group of the QP (ibv_destroy_qp, before the receive side
 	 * lets go of the QP: no frame reaches it through a group afterwards). */
