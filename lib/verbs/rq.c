@@ -116,7 +116,21 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	max_sge = rq->max_sge;
 	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL || qp->no_rq)
 		rc = EINVAL;                 /* receives come from an SRQ (XRC: the one named) */
-	/* in locals: the stores into the ring cannot be taken for changes to them */
+	/* in locals: the stores into the ring cannot be taken for changes to them. First the
+	 * common WR (one SGE into an RQ of max_sge 1: the SGE in the WQE), as long as they come;
+	 * the loop after it takes any WR and finds what is wrong with one */
+	if (likely(rc == 0 && rows == NULL)) {
+		for (; wr != NULL; wr = wr->next) {
+			struct dpv_rwqe *w = &wqe[head & ring];
+
+			if (unlikely(wr->num_sge != 1 || wr->sg_list == NULL || head == end))
+				break;
+			w->sge = *wr->sg_list;
+			w->nsge = 1;
+			w->wr_id = wr->wr_id;
+			head++;
+		}
+	}
 	for (; rc == 0 && wr != NULL; wr = wr->next) {
 		uint32_t slot = head & ring, nsge = (uint32_t)wr->num_sge;  /* < 0: huge */
 		const struct ibv_sge *sl = wr->sg_list;
