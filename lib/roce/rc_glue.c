@@ -210,7 +210,7 @@ static int glue_recv_write(void *ctx, uint64_t handle, uint32_t off, const void 
 	struct dpv_rq *r = &qp->rq;
 	uint32_t slot = (uint32_t)handle & r->mask;
 
-	return scatter(qp, &r->sge[(size_t)slot * r->max_sge], r->wqe[slot].nsge, off, data, len);
+	return scatter(qp, dpv__rq_sges(r, slot), r->wqe[slot].nsge, off, data, len);
 }
 
 static int glue_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access)
@@ -361,7 +361,7 @@ void dpv__rc_feed_rq(struct dpv_qp *qp)
 		return;
 	for (; rq->rq_fed != r->head; rq->rq_fed++) {
 		uint32_t slot = rq->rq_fed & r->mask;
-		const struct ibv_sge *sge = &r->sge[(size_t)slot * r->max_sge];
+		const struct ibv_sge *sge = dpv__rq_sges(r, slot);
 		uint64_t len = 0;
 
 		for (uint16_t i = 0; i < r->wqe[slot].nsge; i++)

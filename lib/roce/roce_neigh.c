@@ -359,9 +359,19 @@ void dpv__roce_neigh_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t
 	}
 }
 
+/* A port with no address and nothing being resolved: ARP/ND is left to RAW QPs. */
+static bool neigh_rx_idle(const struct dpv_device *dev)
+{
+	const struct dpv_roce_port *rp = dev->roce;
+
+	return __atomic_load_n(&rp->nb_addr, __ATOMIC_ACQUIRE) == 0 &&
+	       __atomic_load_n(&rp->resolving, __ATOMIC_ACQUIRE) == 0;
+}
+
 const struct dpv_transport_ops dpv_roce_neigh_transport = {
 	.name = "ARP/ND",
 	.port_rx = dpv__roce_neigh_rx,
+	.port_rx_idle = neigh_rx_idle,
 };
 
 /* ---- resolving ---- */

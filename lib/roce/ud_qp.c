@@ -115,6 +115,12 @@ static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	return 0;
 }
 
+/* No RoCE QP on the port: RoCE takes no frame (dpv__roce_port_rx). */
+static bool roce_rx_idle(const struct dpv_device *dev)
+{
+	return __atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0;
+}
+
 const struct dpv_transport_ops dpv_ud_transport = {
 	.name = "ud",
 	.create = ud_create,
@@ -125,6 +131,7 @@ const struct dpv_transport_ops dpv_ud_transport = {
 	.flush = dpv__ud_flush,
 	.reset = dpv__ud_reset,
 	.port_rx = dpv__roce_port_rx,
+	.port_rx_idle = roce_rx_idle,
 	.mcast = dpv__ud_mcast,
 	.service = false,
 };

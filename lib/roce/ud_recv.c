@@ -80,7 +80,7 @@ enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
 		return DPV_UD_RX_DELIVERED;
 	}
 	w = &rq->wqe[rq->tail & rq->mask];
-	sge = &rq->sge[(size_t)(rq->tail & rq->mask) * rq->max_sge];
+	sge = dpv__rq_sges(rq, rq->tail & rq->mask);
 	if (fr->ipv6) {
 		memcpy(grh, f + fr->l2_len, GRH_LEN);
 	} else {

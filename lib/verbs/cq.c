@@ -360,17 +360,23 @@ unsigned int dpv__cq_recv_open(struct dpv_cq *cq, struct dpv_qp *qp, struct dpv_
 	w->qp = qp;
 	w->qp_num = qp->ibqp.qp_num;
 	w->ring = cq->ring;
-	w->size = cq->size;
-	w->from = w->tail = cq->tail;
+	w->end = cq->ring + cq->size;
+	w->from = cq->tail;
+	w->at = cq->ring + cq->tail;
+#if defined(__SSE4_1__)
+	w->line1 = _mm_set_epi32((int)w->qp_num, 0, 0, 0);
+	w->line3 = _mm_set_epi64x(0, (long long)(uintptr_t)qp);
+#endif
 	return cq_room(cq);
 }
 
 int dpv__cq_recv_close(struct dpv_cq_recv *w, unsigned int wanted)
 {
 	struct dpv_cq *cq = w->cq;
-	unsigned int written = (w->tail + w->size - w->from) % w->size;
+	uint32_t tail = (uint32_t)(w->at - w->ring);
+	unsigned int written = (tail + cq->size - w->from) % cq->size;
 
-	__atomic_store_n(&cq->tail, w->tail, __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->tail, tail, __ATOMIC_RELAXED);
 	/* a receive is never solicited on a RAW_PACKET QP: a CQ armed for solicited ones stays */
 	return push_done(cq, w->from, written, wanted, written > 0 && !cq->solicited_only);
 }
@@ -490,14 +496,24 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	t0 = dpv__cyc_start();
 	dpv__spinlock_lock(&cq->lock);
 	{
-		uint32_t head = cq->head, tail = cq->tail;
+		uint32_t head = cq->head, tail = cq->tail, size = cq->size;
 
-		for (; got < n && head != tail; head = cq_next(cq, head)) {
-			const struct dpv_cqe *e = &cq->ring[head];
+		/* in runs that do not wrap around the ring's end: no index arithmetic per entry */
+		while (got < n && head != tail) {
+			uint32_t run = RTE_MIN((uint32_t)(n - got), (tail > head ? tail : size) - head);
+			const struct dpv_cqe *e = &cq->ring[head], *end = e + run;
+			struct ibv_wc *to = wc + got;
 
-			wc[got++] = e->wc;
-			if (e->is_send)
-				__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1, __ATOMIC_RELEASE);
+			for (; e != end; e++, to++) {
+				*to = e->wc;
+				if (unlikely(e->is_send))
+					__atomic_store_n(&e->qp->sq.freed, e->sq_index + 1,
+							 __ATOMIC_RELEASE);
+			}
+			got += (int)run;
+			head += run;
+			if (head == size)
+				head = 0;
 		}
 		__atomic_store_n(&cq->head, head, __ATOMIC_RELAXED);
 	}

@@ -141,8 +141,27 @@ uint32_t dpv__device_rx_polls(struct dpv_device *dev)
 static void rx_frames_free(struct rte_mbuf **m, unsigned int n)
 {
 	struct rte_mempool *pool = m[0]->pool;
+	uint64_t odd = 0;
 	unsigned int k = 0;
 
+	/* first without a branch per mbuf: is every one of them as the port gave it? (refcnt
+	 * and nb_segs, side by side, both 1: one 32-bit word) */
+	_Static_assert(offsetof(struct rte_mbuf, nb_segs) == offsetof(struct rte_mbuf, refcnt) + 2 &&
+		       sizeof(((struct rte_mbuf *)0)->refcnt) == 2 &&
+		       sizeof(((struct rte_mbuf *)0)->nb_segs) == 2, "refcnt, then nb_segs");
+	for (unsigned int i = 0; i < n; i++) {
+		const struct rte_mbuf *x = m[i];
+		uint32_t one_one;
+
+		memcpy(&one_one, &x->refcnt, sizeof(one_one));
+		odd |= ((uintptr_t)x->pool ^ (uintptr_t)pool) | (uintptr_t)x->next |
+		       (x->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL)) |
+		       (one_one ^ (1u | 1u << 16));
+	}
+	if (likely(odd == 0)) {
+		rte_mempool_put_bulk(pool, (void **)m, n);
+		return;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *x = m[i];
 
@@ -199,7 +218,7 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 
 			if (tr->port_rx_queue != NULL) {
 				tr->port_rx_queue(dev, q, frames, n, &taken);
-			} else {
+			} else if (tr->port_rx_idle == NULL || !tr->port_rx_idle(dev)) {
 				dpv__spinlock_lock(&dev->rx_lock);
 				tr->port_rx(dev, frames, n, &taken);
 				dpv__spinlock_unlock(&dev->rx_lock);

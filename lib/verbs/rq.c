@@ -15,8 +15,8 @@ int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
 	dpv__ring_geometry(max_wr, max_sge, &rq->size, &rq->mask, &rq->max_wr, &rq->max_sge);
 	rq->head = rq->tail = 0;
 	rq->wqe = calloc(rq->size, sizeof(*rq->wqe));
-	rq->sge = calloc((size_t)rq->size * rq->max_sge, sizeof(*rq->sge));
-	if (rq->wqe == NULL || rq->sge == NULL) {
+	rq->sge = rq->max_sge == 1 ? NULL : calloc((size_t)rq->size * rq->max_sge, sizeof(*rq->sge));
+	if (rq->wqe == NULL || (rq->max_sge > 1 && rq->sge == NULL)) {
 		dpv__rq_fini(rq);
 		return -ENOMEM;
 	}
@@ -95,7 +95,9 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	struct dpv_rq *rq = &qp->rq;
 	struct ibv_recv_wr *unused;
 	uint64_t t0 = dpv__cyc_start();
-	uint32_t head, room;
+	struct dpv_rwqe *wqe;
+	const struct ibv_sge *rows;
+	uint32_t head, end, ring, max_sge;
 	int rc = 0;
 
 	if (bad_wr == NULL)
@@ -107,29 +109,47 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	/* one lock for the list; the WQEs are published (head) once, at its end */
 	dpv__qp_lock(qp);
 	head = rq->head;
-	room = rq->max_wr - (head - rq->tail);
+	end = rq->tail + rq->max_wr;       /* the head that finds the RQ full */
+	wqe = rq->wqe;
+	rows = rq->sge;
+	ring = rq->mask;
+	max_sge = rq->max_sge;
 	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL || qp->no_rq)
 		rc = EINVAL;                 /* receives come from an SRQ (XRC: the one named) */
-	for (; rc == 0 && wr != NULL; wr = wr->next) {
-		uint32_t slot = head & rq->mask, nsge = (uint32_t)wr->num_sge;  /* < 0: huge */
-		struct ibv_sge *sge = &rq->sge[(size_t)slot * rq->max_sge];
+	/* in locals: the stores into the ring cannot be taken for changes to them. First the
+	 * common WR (one SGE into an RQ of max_sge 1: the SGE in the WQE), as long as they come;
+	 * the loop after it takes any WR and finds what is wrong with one */
+	if (likely(rc == 0 && rows == NULL)) {
+		for (; wr != NULL; wr = wr->next) {
+			struct dpv_rwqe *w = &wqe[head & ring];
 
-		if (unlikely(nsge > rq->max_sge || (nsge > 0 && wr->sg_list == NULL))) {
+			if (unlikely(wr->num_sge != 1 || wr->sg_list == NULL || head == end))
+				break;
+			w->sge = *wr->sg_list;
+			w->nsge = 1;
+			w->wr_id = wr->wr_id;
+			head++;
+		}
+	}
+	for (; rc == 0 && wr != NULL; wr = wr->next) {
+		uint32_t slot = head & ring, nsge = (uint32_t)wr->num_sge;  /* < 0: huge */
+		const struct ibv_sge *sl = wr->sg_list;
+
+		if (unlikely(nsge > max_sge || (nsge > 0 && sl == NULL))) {
 			rc = EINVAL;
 			break;
 		}
-		if (unlikely(room == 0)) {
+		if (unlikely(head == end)) {
 			rc = ENOMEM;
 			break;
 		}
-		room--;
-		rq->wqe[slot].wr_id = wr->wr_id;
-		rq->wqe[slot].nsge = (uint16_t)nsge;
-		if (likely(nsge == 1))
-			sge[0] = wr->sg_list[0];
-		else
-			for (uint32_t i = 0; i < nsge; i++)
-				sge[i] = wr->sg_list[i];
+		if (likely(nsge == 1 && rows == NULL)) {
+			wqe[slot].sge = *sl;
+			wqe[slot].nsge = 1;
+		} else {
+			dpv__rq_set_sges(rq, slot, sl, nsge);
+		}
+		wqe[slot].wr_id = wr->wr_id;
 		head++;
 	}
 	qp->rx_wrs += head - rq->head;

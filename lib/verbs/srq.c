@@ -40,9 +40,8 @@ int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq)
 	}
 	fs = from->tail & from->mask;
 	ts = to->head & to->mask;
-	to->wqe[ts] = from->wqe[fs];
-	memcpy(&to->sge[(size_t)ts * to->max_sge], &from->sge[(size_t)fs * from->max_sge],
-	       from->wqe[fs].nsge * sizeof(*from->sge));
+	to->wqe[ts].wr_id = from->wqe[fs].wr_id;
+	dpv__rq_set_sges(to, ts, dpv__rq_sges(from, fs), from->wqe[fs].nsge);
 	from->tail++;
 	to->head++;
 	if (srq->limit != 0 && from->head - from->tail < srq->limit) {
@@ -167,9 +166,8 @@ static int srq_resize(struct dpv_srq *srq, uint32_t max_wr)
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t s = (old->tail + i) & old->mask;
 
-		nrq.wqe[i] = old->wqe[s];
-		memcpy(&nrq.sge[(size_t)i * nrq.max_sge], &old->sge[(size_t)s * old->max_sge],
-		       (size_t)old->max_sge * sizeof(*old->sge));
+		nrq.wqe[i].wr_id = old->wqe[s].wr_id;
+		dpv__rq_set_sges(&nrq, i, dpv__rq_sges(old, s), old->wqe[s].nsge);
 	}
 	nrq.head = n;
 	dpv__rq_fini(old);
@@ -246,9 +244,7 @@ int dpv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_
 			break;
 		}
 		rq->wqe[slot].wr_id = wr->wr_id;
-		rq->wqe[slot].nsge = (uint16_t)wr->num_sge;
-		memcpy(&rq->sge[(size_t)slot * rq->max_sge], wr->sg_list,
-		       (size_t)wr->num_sge * sizeof(*wr->sg_list));
+		dpv__rq_set_sges(rq, slot, wr->sg_list, (uint32_t)wr->num_sge);
 		rq->head++;
 	}
 	dpv__spinlock_unlock(&srq->lock);

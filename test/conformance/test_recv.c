@@ -3,7 +3,11 @@
  * on the first device arriving on the second (two af_packet ports on a veth pair): ibv_post_recv's checks, steering by flows (NORMAL with priorities
  * and DONT_TRAP, ALL_DEFAULT, SNIFFER), frames scattered into WQEs byte for byte,
  * IBV_WC_IP_CSUM_OK, LOC_LEN_ERR moving the QP to ERR, and a zero-copy send completing only
- * once the receiver took (and freed) its buffer. */
+ * once the receiver took (and freed) its buffer. One burst whose frames take every way
+ * through the receive path (the common frame, one to check the checksum of, frames of
+ * every copy size, the RQ and the CQ wrapping around, WQEs in another MR, a scatter list,
+ * a full CQ) lands byte for byte and completes in order. */
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <time.h>
@@ -502,6 +506,152 @@ static void burst_for_two_qps(struct ibv_qp *tx)
 	CHECK_EQ(ibv_destroy_qp(qb), 0);
 }
 
+/* What a burst of frames @len[0..n) sent from @at (1 KiB apart) became: completions @wc in
+ * order, wr_ids from @id0, each frame in the buffer @dst[k] (NULL: RX_BASE slots from
+ * @slot0); IBV_WC_IP_CSUM_OK where @csum has bit k (an IPv4/UDP frame: its checksum fields
+ * are the sender's). */
+static void check_landed(const struct ibv_wc *wc, int n, uint64_t id0, const uint8_t *at,
+			 const uint32_t *len, uint8_t *const *dst, int slot0, uint32_t csum)
+{
+	for (int k = 0; k < n; k++) {
+		const uint8_t *rx = dst != NULL ? dst[k] : buf + RX_BASE + (size_t)(slot0 + k) * 2048;
+
+		CHECK(wc[k].status == IBV_WC_SUCCESS && wc[k].opcode == IBV_WC_RECV &&
+		      wc[k].wr_id == id0 + (uint64_t)k && wc[k].byte_len == len[k],
+		      "frame %d: %s wr_id %llu len %u", k, ibv_wc_status_str(wc[k].status),
+		      (unsigned long long)wc[k].wr_id, wc[k].byte_len);
+		CHECK(!(wc[k].wc_flags & IBV_WC_IP_CSUM_OK) == !(csum >> k & 1), "frame %d: flags %#x",
+		      k, wc[k].wc_flags);
+		if (csum >> k & 1)           /* the checksums the send wrote (in its own copy) */
+			CHECK(memcmp(rx, at + (size_t)k * 1024, 24) == 0 &&
+			      memcmp(rx + 26, at + (size_t)k * 1024 + 26, 14) == 0 &&
+			      memcmp(rx + 42, at + (size_t)k * 1024 + 42, len[k] - 42) == 0,
+			      "frame %d: bytes differ", k);
+		else
+			CHECK(memcmp(rx, at + (size_t)k * 1024, len[k]) == 0, "frame %d: bytes differ",
+			      k);
+		CHECK(rx[len[k]] == 0xee, "frame %d: a byte past it written", k);
+	}
+}
+
+static void send_burst(struct ibv_qp *tx, const uint8_t *dmac, const uint32_t *len, int n,
+		       uint8_t tag, int ipv4_at)
+{
+	static const uint8_t udp[42] = { 2, 0, 0, 0, 0, 0xdd, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
+		0x45, 0, 0, 50, 0, 1, 0, 0, 64, 17, 0x11, 0x11, 10, 0, 0, 1, 10, 0, 0, 2,
+		0x30, 0x39, 0, 53, 0, 30, 0x22, 0x22 };
+
+	for (int k = 0; k < n; k++) {
+		uint8_t *f = buf + 45056 + (size_t)k * 1024;
+
+		frame_to(f, dmac, len[k], (uint8_t)(tag + 16 * k));
+		if (k == ipv4_at) {                   /* IPv4/UDP of 64 bytes, checksums sent */
+			memcpy(f, udp, sizeof(udp));
+			memset(f + sizeof(udp), 7, len[k] - sizeof(udp));
+		}
+		send1(tx, f, len[k], k == ipv4_at ? IBV_SEND_IP_CSUM : 0);
+	}
+}
+
+/* One QP, one CQ of 7 entries, an RQ of 8: bursts whose frames take each way through the
+ * receive path, each checked byte for byte (and not a byte past a frame). */
+static void burst_ways(struct ibv_qp *tx)
+{
+	static const uint8_t mac_d[6] = { 2, 0, 0, 0, 0, 0xdd };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 7, NULL, NULL, 0);
+	struct ibv_qp *q = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_recv_wr = 8,
+								 .max_recv_sge = 1 });
+	struct ibv_qp *q2 = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_recv_wr = 8,
+								  .max_recv_sge = 2 });
+	struct ibv_flow *f = flow_to(q, IBV_FLOW_ATTR_NORMAL, mac_d, 0, 0), *f2;
+	uint8_t *other = aligned_alloc(4096, 16384), *dst[8];
+	struct ibv_mr *omr = ibv_reg_mr(pd, other, 16384, IBV_ACCESS_LOCAL_WRITE);
+	const uint8_t *sent = buf + 45056;
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_wc wc[8];
+	bool overrun = false;
+
+	CHECK(cq != NULL && f != NULL && other != NULL && omr != NULL);
+	memset(buf + RX_BASE + 300 * 2048, 0xee, 40 * 2048);
+	memset(other, 0xee, 16384);
+	/* five common frames; then three more WQEs: 8 posted, positions 5 7 0 ... 4 */
+	CHECK_EQ(post_recvs(q, 8, 2048, 0, 300), 0);
+	send_burst(tx, mac_d, (const uint32_t[]){ 64, 64, 64, 64, 64 }, 5, 1, -1);
+	CHECK_EQ(test_poll(cq, wc, 5), 5);
+	check_landed(wc, 5, 0, sent, (const uint32_t[]){ 64, 64, 64, 64, 64 }, NULL, 300, 0);
+	CHECK_EQ(post_recvs(q, 5, 2048, 8, 308), 0);
+	/* one burst, the RQ and the CQ wrapping after its third frame: an IPv4 frame with good
+	 * checksums between common ones, and every copy size (16-31, 32-64, 65-128, more) */
+	send_burst(tx, mac_d, (const uint32_t[]){ 64, 64, 100, 20, 200, 33 }, 6, 2, 1);
+	CHECK_EQ(test_poll(cq, wc, 6), 6);
+	check_landed(wc, 6, 5, sent, (const uint32_t[]){ 64, 64, 100, 20, 200, 33 },
+		     (uint8_t *[]){ buf + RX_BASE + 305 * 2048, buf + RX_BASE + 306 * 2048,
+				    buf + RX_BASE + 307 * 2048, buf + RX_BASE + 308 * 2048,
+				    buf + RX_BASE + 309 * 2048, buf + RX_BASE + 310 * 2048 }, 0, 2);
+	/* WQEs 11 and 12 in buf, 13 and 14 in another MR, 15 in buf again */
+	for (int i = 0; i < 2; i++) {
+		struct ibv_sge sge = { (uintptr_t)other + (size_t)i * 4096, 2048, omr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 13 + (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		CHECK_EQ(ibv_post_recv(q, &wr, &bad), 0);
+	}
+	CHECK_EQ(post_recvs(q, 1, 2048, 15, 320), 0);
+	send_burst(tx, mac_d, (const uint32_t[]){ 70, 71, 72, 73, 74 }, 5, 3, -1);
+	CHECK_EQ(test_poll(cq, wc, 5), 5);
+	dst[0] = buf + RX_BASE + 311 * 2048;
+	dst[1] = buf + RX_BASE + 312 * 2048;
+	dst[2] = other;
+	dst[3] = other + 4096;
+	dst[4] = buf + RX_BASE + 320 * 2048;
+	check_landed(wc, 5, 11, sent, (const uint32_t[]){ 70, 71, 72, 73, 74 }, dst, 0, 0);
+	/* eight frames into a CQ with room for seven: seven completions, an overrun
+	 * (IBV_EVENT_CQ_ERR), all eight WQEs used, every frame where its WQE said */
+	CHECK_EQ(post_recvs(q, 8, 2048, 16, 321), 0);
+	send_burst(tx, mac_d, (const uint32_t[]){ 64, 65, 66, 67, 68, 69, 70, 71 }, 8, 4, -1);
+	test_poll_for(rcq, wc, 8, two_ports ? 0.3 : 0.05);    /* progress, this CQ untouched */
+	while (!overrun && poll(&pfd, 1, 2000) == 1 && ibv_get_async_event(ctx, &ev) == 0) {
+		overrun = ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq;
+		ibv_ack_async_event(&ev);
+	}
+	CHECK(overrun, "no IBV_EVENT_CQ_ERR");
+	CHECK_EQ(ibv_poll_cq(cq, 8, wc), 7);
+	check_landed(wc, 7, 16, sent, (const uint32_t[]){ 64, 65, 66, 67, 68, 69, 70 }, NULL, 321,
+		     0);
+	CHECK(memcmp(buf + RX_BASE + 328 * 2048, sent + 7 * 1024, 71) == 0, "the 8th frame");
+	CHECK(post_recvs(q, 8, 2048, 24, 321) == 0, "the 8th WQE was used: room for 8");
+	/* a scatter list between single SGEs (max_recv_sge 2): the general path for it alone */
+	CHECK_EQ(ibv_destroy_flow(f), 0);
+	f2 = flow_to(q2, IBV_FLOW_ATTR_NORMAL, mac_d, 0, 0);
+	CHECK(f2 != NULL);
+	memset(buf + RX_BASE + 330 * 2048, 0xee, 4 * 2048);
+	CHECK_EQ(post_recvs(q2, 1, 2048, 40, 330), 0);
+	{
+		struct ibv_sge sg[2] = { { (uintptr_t)buf + RX_BASE + 331 * 2048, 40, mr->lkey },
+					 { (uintptr_t)buf + RX_BASE + 332 * 2048, 2000, mr->lkey } };
+		struct ibv_recv_wr wr = { .wr_id = 41, .sg_list = sg, .num_sge = 2 }, *bad;
+
+		CHECK_EQ(ibv_post_recv(q2, &wr, &bad), 0);
+	}
+	CHECK_EQ(post_recvs(q2, 1, 2048, 42, 333), 0);
+	send_burst(tx, mac_d, (const uint32_t[]){ 64, 100, 64 }, 3, 5, -1);
+	CHECK_EQ(test_poll(cq, wc, 3), 3);
+	check_landed(wc, 1, 40, sent, (const uint32_t[]){ 64 }, NULL, 330, 0);
+	check_landed(wc + 2, 1, 42, sent + 2048, (const uint32_t[]){ 64 }, NULL, 333, 0);
+	CHECK(wc[1].status == IBV_WC_SUCCESS && wc[1].wr_id == 41 && wc[1].byte_len == 100);
+	CHECK(memcmp(buf + RX_BASE + 331 * 2048, sent + 1024, 40) == 0 &&
+	      memcmp(buf + RX_BASE + 332 * 2048, sent + 1024 + 40, 60) == 0 &&
+	      buf[RX_BASE + 331 * 2048 + 40] == 0xee && buf[RX_BASE + 332 * 2048 + 60] == 0xee,
+	      "the scattered frame");
+	CHECK_EQ(ibv_destroy_flow(f2), 0);
+	CHECK_EQ(ibv_destroy_qp(q), 0);
+	CHECK_EQ(ibv_destroy_qp(q2), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dereg_mr(omr), 0);
+	free(other);
+}
+
 static struct ibv_comp_channel *rch;
 static struct ibv_cq *woken;
 
@@ -616,6 +766,7 @@ int main(void)
 	drops_counted(tx);
 	flows_take_effect_at_once(tx);
 	burst_for_two_qps(tx);
+	burst_ways(tx);
 	receive_channel(tx);
 	if (!two_ports)           /* net_ring: the sent mbuf waits in the ring for the receiver */
 		zero_copy_completes_polling_send_cq(tx);
