@@ -12,11 +12,14 @@
 # exact-match hash) instead of an ALL_DEFAULT rule. Then ns per frame by stage
 # (cycle_stats = 1; each stage's share of the wall-clock time scaled to the CPU time; the
 # counters' own rdtsc calls are in the figures, a few ns per burst).
+# The CPU ns per frame of each case, dpverbs beside testpmd, plotted with gnuplot to
+# $DPV_BENCH_RECV_PLOT (default bench-recv.png in the current directory).
 # Not a test: it never fails on a number.
 set -u
 bench=$1
 secs=${DPV_BENCH_SECONDS:-4}
 rounds=${DPV_BENCH_ROUNDS:-3}
+plot=${DPV_BENCH_RECV_PLOT:-bench-recv.png}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -76,8 +79,33 @@ for row in "net_null0 8" "net_null0 32" "net_null0,copy=1 8" "net_null0,copy=1 3
 		dc=$(median < "$tmp/dc"); tc=$(median < "$tmp/tc")
 		printf "%-30s %8s %8s %6s | %8s %8s %6s\n" "$vdev burst $burst${flows:+ MAC rules}" \
 			"$d" "$t" "$(ratio "$d" "$t")" "$dc" "$tc" "$(ratio "$tc" "$dc")"
+		label="burst $burst"
+		case $vdev in *copy=1*) label="copy=1, $label" ;; esac
+		[ -n "$flows" ] && label="$label, MAC rules"
+		printf '"%s" %s %s\n' "$label" "${dc:-0}" "${tc:-0}" >> "$tmp/plot.dat"
 	}
 done
+
+if command -v gnuplot >/dev/null; then
+	gnuplot <<EOF
+set terminal pngcairo size 1000,500 noenhanced
+set output "$plot"
+set title "64-byte frames received from net_null, one lcore: CPU ns per frame (medians of $rounds)"
+set ylabel "CPU ns per frame (lower is better)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key outside bottom center horizontal
+set xtics scale 0
+set grid ytics
+set yrange [0:*]
+plot "$tmp/plot.dat" using 2:xtic(1) title "dpverbs (ibv_poll_cq + ibv_post_recv)", \\
+     "" using 3 title "dpdk-testpmd rxonly"
+EOF
+	echo "plot: $plot"
+else
+	echo "gnuplot not found (package gnuplot-nox): no plot"
+fi
 
 for vdev in net_null0 net_null0,copy=1; do
 	DPV_CONFIG=$tmp/cycles.conf DPV_EAL_ARGS="--vdev=$vdev -l 1 --log-level=lib.eal:error" \
