@@ -55,9 +55,6 @@ int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
  * completions are written, the frames it emitted go out, the timer follows the engine's
  * deadline (at once while frames are left that the port had no room for). */
 void dpv__rc_after(struct dpv_qp *qp);
-/* dpv__rc_rx_done (roce_ud.h): the receive side is done with @qp for this burst (the frames
- * for it in a row were given to dpv__rc_deliver): the ACK they asked for (one for all) and
- * what the engine emitted go out, as dpv__rc_after. QP lock held. */
 /* Free the frames emitted and never handed out (RESET, destroy). */
 void dpv__rc_tx_drop(struct dpv_qp *qp);
 /* Receive WQEs posted since the last look, to the engine. */
