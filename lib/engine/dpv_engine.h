@@ -105,6 +105,22 @@ int dpv__service_info(struct dpv_service_info *out, int max);
  * does not move while it runs says the OS does not give it the CPU. Any thread, no lock. */
 bool dpv__service_rounds(unsigned int lcore, uint64_t *rounds);
 
+/* Under ThreadSanitizer, tell it not to report races on the objects of @mp: DPDK's archives are
+ * not instrumented, so an object freed by one thread (inside a PMD's tx_burst, or through the
+ * mempool's ring) and allocated by another has a happens-before TSan cannot see, and every
+ * reuse of an mbuf across threads looks like a race (test/tsan.supp). Nothing otherwise. */
+#if defined(__SANITIZE_THREAD__)
+#define DPV_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DPV_TSAN 1
+#endif
+#endif
+#ifdef DPV_TSAN
+void dpv__tsan_pool(struct rte_mempool *mp);
+#else
+static inline void dpv__tsan_pool(struct rte_mempool *mp) { (void)mp; }
+#endif
 /* The mbuf pool of a NUMA socket (SOCKET_ID_ANY: the caller's), created on first use. */
 struct rte_mempool *dpv__pool_get(int socket);
 /* The same for mbufs without data room, to attach external (MR) buffers to. */

@@ -28,6 +28,25 @@ int dpv__socket_of_caller(void)
 	return node < 0 || node >= RTE_MAX_NUMA_NODES ? 0 : node;
 }
 
+#ifdef DPV_TSAN
+void AnnotateBenignRaceSized(const char *file, int line, const volatile void *mem, long size,
+			     const char *desc);
+
+static void tsan_chunk(struct rte_mempool *mp, void *opaque, struct rte_mempool_memhdr *memhdr,
+		       unsigned int mem_idx)
+{
+	(void)mp, (void)opaque, (void)mem_idx;
+	AnnotateBenignRaceSized(__FILE__, __LINE__, memhdr->addr, (long)memhdr->len,
+				"mempool object, handed between threads inside DPDK");
+}
+
+void dpv__tsan_pool(struct rte_mempool *mp)
+{
+	if (mp != NULL)
+		rte_mempool_mem_iter(mp, tsan_chunk, NULL);
+}
+#endif
+
 static struct rte_mempool *pool_create(int socket, int ext)
 {
 	const struct dpv_config *cfg = dpv__config();
@@ -50,6 +69,7 @@ static struct rte_mempool *pool_create(int socket, int ext)
 		ENGINE_LOG(ERR, "cannot create an mbuf pool of %u mbufs of %u bytes: %s "
 			   "(lower mbufs_per_socket in the configuration, or reserve more hugepages)",
 			   cfg->mbufs_per_socket, cfg->mbuf_data_room, rte_strerror(rte_errno));
+	dpv__tsan_pool(mp);
 	return mp;
 }
 

@@ -715,6 +715,7 @@ static struct rte_mempool *zc_pool_get(int socket)
 		zc_pools[i] = rte_mempool_create(name, dpv__config()->mbufs_per_socket,
 						 sizeof(struct zc_ctx), dpv__config()->mbuf_cache, 0,
 						 NULL, NULL, NULL, NULL, socket, 0);
+		dpv__tsan_pool(zc_pools[i]);
 	}
 	pthread_mutex_unlock(&zc_lock);
 	return zc_pools[i];
