@@ -66,7 +66,24 @@ unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, u
 {
 	struct rte_ring *r = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
 
-	return r == NULL ? 0 : rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+	unsigned int took;
+
+	if (r == NULL)
+		return 0;
+#ifdef DPV_TSAN
+	/* An HTS producer waits on the ring's 64-bit head/tail word, which the previous producer
+	 * released by a 32-bit store to its tail half: correct on the CPU, but TSan keys
+	 * synchronization by address and misses it, so a consumer that dequeues two producers'
+	 * frames sees the first one's slot writes unordered and reports a race inside
+	 * __rte_ring_dequeue_elems (CI, test ud). Under TSan only, producers take turns on a lock
+	 * it sees; every other build runs the ring's own lock-free protocol. */
+	dpv__spinlock_lock(&dev->loop_lock);
+	took = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+	dpv__spinlock_unlock(&dev->loop_lock);
+#else
+	took = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+#endif
+	return took;
 }
 
 void dpv__device_loop_fini(struct dpv_device *dev)

@@ -134,6 +134,9 @@ struct dpv_device {
 	/* frames a transport looped back to its own port (RoCE to its own GIDs): received with
 	 * the port's next burst, before its frames (created with the first RoCE QP) */
 	struct rte_ring *loop;
+#ifdef DPV_TSAN
+	dpv_spinlock_t loop_lock;  /* ThreadSanitizer builds only: dpv__device_loopback */
+#endif
 	int roce_qps;              /* RoCE QPs of the port: while there is none, RoCE takes no
 				    * frame (RAW_PACKET's steering sees them all) */
 	struct dpv_qpn_table qpns;
