@@ -561,6 +561,8 @@ static void steer_publish(struct dpv_device *dev, struct dpv_steer *st)
 {
 	struct dpv_steer *old = dev->steer;
 
+	/* before the table: a loopback frame built from now on carries its ICRC for them */
+	__atomic_store_n(&dev->sniffers, st != NULL ? (int)st->nb_sniffers : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&dev->steer, st, __ATOMIC_RELEASE);
 	dpv__device_rx_quiesce(dev);        /* no burst reads the old table any more */
 	steer_free(old);

@@ -183,6 +183,7 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 	if (rc != 0)
 		return rc;
 	path.ip_id = rq->ip_id++;
+	path.icrc_skip = rq->av.loopback && dpv__device_loop_icrc_skip(qp->ctx->dev);
 	rc = dpv__roce_frame_mbuf(qp->txh, &path, h, seg, nseg,
 				  pl->src == DPV_RC_PAYLOAD_NONE ? 0 : pl->len, &m);
 	if (pl->src == DPV_RC_PAYLOAD_MEM && pl->len != 0)

@@ -120,13 +120,18 @@ static void to_group(struct rx_state *st, const uint8_t *f, const struct dpv_roc
 	count(st->dev, result);
 }
 
+/* How a frame's ICRC is taken: checked (from a wire, or looped with one), or a looped frame
+ * built without it, left unchecked or computed for the SNIFFER flows that will see it. */
+enum icrc_mode { ICRC_CHECK, ICRC_SKIP, ICRC_FILL };
+
 /* Parse the claimed frame @f and hand it to its QP(s). */
-static void dispatch(struct rx_state *st, const uint8_t *f, uint32_t len)
+static void dispatch(struct rx_state *st, uint8_t *f, uint32_t len, enum icrc_mode icrc)
 {
 	struct dpv_device *dev = st->dev;
 	struct dpv_roce_frame fr;
 	struct dpv_qp *qp;
-	int rc = dpv__roce_frame_parse(f, len, &fr);
+	int rc = icrc == ICRC_CHECK ? dpv__roce_frame_parse(f, len, &fr) :
+		 dpv__roce_frame_parse_local(f, len, &fr, icrc == ICRC_FILL);
 
 	if (rc == -EILSEQ) {
 		dev->roce_cnt.rx_bad_icrc++;
@@ -154,13 +159,25 @@ static void dispatch(struct rx_state *st, const uint8_t *f, uint32_t len)
 		count(dev, dpv__ud_deliver(qp, f, &fr, &st->batch));
 }
 
+/* The last 4 bytes of a chained frame from @lin, its linear copy. */
+static void chain_tail_put(struct rte_mbuf *m, const uint8_t *lin, uint32_t len)
+{
+	uint32_t off = 0;
+
+	for (; m != NULL; off += m->data_len, m = m->next)
+		for (uint32_t i = RTE_MAX(off, len - DPV_ROCE_ICRC_LEN); i < off + m->data_len &&
+		     i < len; i++)
+			rte_pktmbuf_mtod(m, uint8_t *)[i - off] = lin[i];
+}
+
 /* Take @m if it is RoCE's; false leaves it to the transports after this one. */
 static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 {
-	uint8_t peek[PEEK_LEN], dgid[16], lin[LINEAR_MAX];
+	uint8_t peek[PEEK_LEN], dgid[16], lin[LINEAR_MAX], *f;
 	uint32_t len = rte_pktmbuf_pkt_len(m), plen = RTE_MIN(len, (uint32_t)PEEK_LEN);
-	const uint8_t *h = rte_pktmbuf_read(m, 0, plen, peek), *f;
+	const uint8_t *h = rte_pktmbuf_read(m, 0, plen, peek);
 	bool looped = m->port == RTE_MBUF_PORT_INVALID;    /* from the loopback ring */
+	enum icrc_mode icrc = ICRC_CHECK;
 
 	if (h == NULL || !roce_peek(h, plen, dgid))
 		return false;
@@ -172,15 +189,23 @@ static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 		return false;
 	}
 	st->dev->roce_cnt.rx++;
+	/* Built without its ICRC for this ring (ud_send.c): nothing on the way could damage it,
+	 * unless receive faults came on since (then it is checked, and dies on the ICRC it does
+	 * not have, as what they corrupt does); a SNIFFER rule since gets it whole. */
+	if (looped && (m->ol_flags & dpv__loop_no_icrc) &&
+	    !__atomic_load_n(&st->dev->fault_on[0], __ATOMIC_RELAXED))
+		icrc = __atomic_load_n(&st->dev->sniffers, __ATOMIC_RELAXED) ? ICRC_FILL : ICRC_SKIP;
 	if (rte_pktmbuf_is_contiguous(m)) {
-		f = rte_pktmbuf_mtod(m, const uint8_t *);
+		f = rte_pktmbuf_mtod(m, uint8_t *);
 	} else if (len <= sizeof(lin)) {
-		f = rte_pktmbuf_read(m, 0, len, lin);
+		f = (uint8_t *)rte_pktmbuf_read(m, 0, len, lin);   /* a chain: always a copy */
 	} else {
 		st->dev->roce_cnt.rx_malformed++;
 		return true;
 	}
-	dispatch(st, f, len);
+	dispatch(st, f, len, icrc);
+	if (icrc == ICRC_FILL && f == lin)
+		chain_tail_put(m, lin, len);
 	return true;
 }
 

@@ -107,19 +107,25 @@ static int frame_build(struct dpv_txh *h, const struct dpv_roce_path *path,
 	}
 	w.head->data_len = (uint16_t)hl;
 	w.head->pkt_len = (uint32_t)hl;
-	w.crc = dpv__roce_icrc_hdrs(f + l2, ipv6, (size_t)hl - l2);
+	if (path->icrc_skip)
+		w.head->ol_flags |= dpv__loop_no_icrc;
+	else
+		w.crc = dpv__roce_icrc_hdrs(f + l2, ipv6, (size_t)hl - l2);
 	if (pre_len != 0)
-		rc = fw_put(&w, pre, pre_len, true);
+		rc = fw_put(&w, pre, pre_len, !path->icrc_skip);
 	while (rc == 0 && len > 0) {
 		const uint8_t *p;
 		uint32_t k = cursor_next(c, len, &p);
 
-		rc = k == 0 ? -EINVAL : fw_put(&w, p, k, true);
+		rc = k == 0 ? -EINVAL : fw_put(&w, p, k, !path->icrc_skip);
 		len -= k;
 	}
 	if (rc == 0)
-		rc = fw_put(&w, zeros, -msg & 3, true);
-	dpv__roce_icrc_store(icrc, w.crc);
+		rc = fw_put(&w, zeros, -msg & 3, !path->icrc_skip);
+	if (path->icrc_skip)
+		memset(icrc, 0, sizeof(icrc));
+	else
+		dpv__roce_icrc_store(icrc, w.crc);
 	if (rc == 0)
 		rc = fw_put(&w, icrc, sizeof(icrc), false);
 	if (rc != 0) {
@@ -158,6 +164,7 @@ static void msg_init(struct ud_msg *m, struct dpv_qp *qp, const struct ibv_send_
 	m->qp = qp;
 	m->path = ah->path;
 	m->path.sport = ud->sport;
+	m->path.icrc_skip = ah->loopback && dpv__device_loop_icrc_skip(qp->ctx->dev);
 	m->mtu = dpv__ud_path_mtu(qp->ctx->dev);
 	memset(&m->hd, 0, sizeof(m->hd));
 	m->hd.bth.opcode = DPV_ROCE_UD | (wr->opcode == IBV_WR_SEND_WITH_IMM ?

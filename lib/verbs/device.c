@@ -225,6 +225,7 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return dpv__fail_ptr(rc);
 	if (d == NULL)
 		return dpv__fail_ptr(-EINVAL);
+	dpv__loop_flag_init();
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return dpv__fail_ptr(-ENOMEM);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
 #include "verbs_priv.h"
@@ -36,6 +37,23 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_REMOVE(&ctx->qps, qp, ctx_next);
 	dpv__spinlock_unlock(&ctx->qps_lock);
+}
+
+uint64_t dpv__loop_no_icrc;
+
+void dpv__loop_flag_init(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static const struct rte_mbuf_dynflag flag = { .name = "dpv_loop_no_icrc" };
+	int bit;
+
+	if (__atomic_load_n(&dpv__loop_no_icrc, __ATOMIC_RELAXED) != 0)
+		return;
+	pthread_mutex_lock(&lock);
+	bit = rte_mbuf_dynflag_register(&flag);        /* the same bit again when registered */
+	if (bit >= 0)
+		__atomic_store_n(&dpv__loop_no_icrc, 1ull << bit, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lock);
 }
 
 int dpv__device_loop_init(struct dpv_device *dev)

@@ -123,6 +123,7 @@ struct dpv_device {
 	pthread_mutex_t flows_mutex;
 	TAILQ_HEAD(, dpv_flow) flows;
 	struct dpv_steer *steer;
+	int sniffers;              /* SNIFFER rules in that table (atomic; the loopback's ICRC) */
 	struct dpv_rxq *rxqs;      /* the port's receive queues, once it started */
 	uint16_t nb_rxq;
 	struct dpv_qp **rxq_owner; /* the QP a queue is steered to in hardware (flows_mutex) */
@@ -1271,6 +1272,22 @@ int dpv__device_loop_init(struct dpv_device *dev);
 unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n);
 /* Free what the ring still holds, and the ring (the ports are closing). */
 void dpv__device_loop_fini(struct dpv_device *dev);
+/* The mbuf flag (a registered dynamic ol_flags bit; 0 before the first ibv_open_device, or
+ * when DPDK has no bit left) of a RoCE frame built for the loopback ring without its ICRC: it
+ * never reaches a wire, so nothing can corrupt it on the way (doc/roce.md, "Loopback"). */
+extern uint64_t dpv__loop_no_icrc;
+/* Register that flag (once a process; at every ibv_open_device, so that the memory DPDK keeps
+ * for it is there from the first open on, as the EAL's is). Without it nothing is left out. */
+void dpv__loop_flag_init(void);
+/* May a frame for @dev's own loopback be built without its ICRC now? Only when nobody could
+ * see or damage it: no SNIFFER rule on the port (they get RoCE frames too, whole) and no
+ * receive fault injection (corruption must die on the ICRC). The receive side checks again
+ * (a sniffer or a fault that arrived meanwhile): dpv__roce_port_rx. */
+static inline bool dpv__device_loop_icrc_skip(struct dpv_device *dev)
+{
+	return dpv__loop_no_icrc != 0 && !__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&dev->sniffers, __ATOMIC_RELAXED) == 0;
+}
 
 /* Free the SQs of destroyed QPs the ports held buffers of (after the ports are closed). */
 void dpv__qp_zombies_free(void);

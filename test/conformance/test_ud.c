@@ -342,6 +342,33 @@ static void check_drops(struct ibv_qp *qa, struct ibv_qp *qb)
 /* RoCE frames a RAW_PACKET SNIFFER flow still sees (issue #14), and a RAW default flow does
  * not: a datagram delivered to a UD QP and one to a QPN nobody has (dropped, counted) each
  * reach the sniffer whole (UDP to 4791, the BTH's destination QP) and nothing else. */
+/* Is the ICRC of @f (Ethernet, IPv4 without options, UDP, BTH...: @len bytes) right? IBA
+ * A17.3.3 written out bit by bit, apart from the library: CRC-32 over 8 bytes of ones (the
+ * LRH), the IP header with TOS, TTL and checksum as ones, UDP with its checksum as ones, the
+ * BTH with its FECN/BECN byte as ones, then everything up to the ICRC; stored inverted,
+ * little-endian. */
+static bool icrc_ok(const uint8_t *f, uint32_t len)
+{
+	uint8_t m[8 + 20 + 8 + 12];
+	uint32_t crc = ~0u, want;
+
+	if (len < 14 + sizeof(m) - 8 + 4)
+		return false;
+	memset(m, 0xFF, 8);
+	memcpy(m + 8, f + 14, sizeof(m) - 8);
+	m[8 + 1] = m[8 + 8] = m[8 + 10] = m[8 + 11] = 0xFF;
+	m[8 + 20 + 6] = m[8 + 20 + 7] = 0xFF;
+	m[8 + 28 + 4] = 0xFF;
+	for (uint32_t i = 0; i < sizeof(m) + len - 4 - (14 + sizeof(m) - 8); i++) {
+		crc ^= i < sizeof(m) ? m[i] : f[14 + sizeof(m) - 8 + i - sizeof(m)];
+		for (int k = 0; k < 8; k++)
+			crc = crc & 1 ? 0xEDB88320 ^ crc >> 1 : crc >> 1;
+	}
+	want = (uint32_t)f[len - 4] | (uint32_t)f[len - 3] << 8 | (uint32_t)f[len - 2] << 16 |
+	       (uint32_t)f[len - 1] << 24;
+	return ~crc == want;
+}
+
 static void check_sniffer(struct ibv_qp *qa, struct ibv_qp *qb)
 {
 	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 1, .max_recv_wr = 4,
@@ -378,6 +405,7 @@ static void check_sniffer(struct ibv_qp *qa, struct ibv_qp *qb)
 		      (f[36] << 8 | f[37]) == 4791 && f[42] == 0x64 &&
 		      (uint32_t)(f[47] << 16 | f[48] << 8 | f[49]) == to[k],
 		      "datagram %d: the sniffer's frame is not the UD SEND", k);
+		CHECK(icrc_ok(f, wc.byte_len), "datagram %d: the sniffer's frame has a wrong ICRC", k);
 	}
 	CHECK(test_poll(rcq, &wc, 1) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 &&
 	      wc.byte_len == 40 + 21, "the UD QP's datagram");
@@ -386,6 +414,21 @@ static void check_sniffer(struct ibv_qp *qa, struct ibv_qp *qb)
 	s1 = stats();
 	CHECK_EQ(s1.rx_roce - s0.rx_roce, 2);
 	CHECK_EQ(s1.rx_roce_no_qp - s0.rx_roce_no_qp, 1);
+	/* A frame to the port's own GID is built without its ICRC while nobody could see it
+	 * (doc/roce.md, "Loopback"); a sniffer that comes between the send and the receive still
+	 * gets the frame whole, ICRC included, and the QP its datagram. */
+	CHECK_EQ(ibv_destroy_flow(fls), 0);
+	CHECK_EQ(post_recv(qb, 1, SLOT, 2), 0);
+	CHECK_EQ(send_ud(qa, ah, qb->qp_num, QKEY_B, IBV_WR_SEND, 0, 33, 0, 12), 0);
+	fls = ibv_create_flow(sn, &fs);
+	CHECK(fls != NULL, "sniffer again: %s", strerror(errno));
+	CHECK(test_poll(sn_cq, &wc, 1) == 1 && wc.status == IBV_WC_SUCCESS &&
+	      wc.wr_id == 62 && wc.byte_len == 14 + 20 + 8 + 12 + 8 + 36 + 4,
+	      "a sniffer made after the send saw nothing");
+	CHECK(icrc_ok(slot_of(62), wc.byte_len), "the late sniffer's frame has a wrong ICRC");
+	CHECK(test_poll(rcq, &wc, 1) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 2 &&
+	      wc.byte_len == 40 + 33 && memcmp(slot_of(1) + 40, buf + 0, 33) == 0,
+	      "the datagram the late sniffer saw");
 	ibv_destroy_ah(ah);
 	CHECK_EQ(ibv_destroy_flow(fls), 0);
 	CHECK_EQ(ibv_destroy_flow(fld), 0);

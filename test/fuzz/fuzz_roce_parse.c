@@ -81,6 +81,26 @@ static void fix_icrc(uint8_t *f, const struct dpv_roce_frame *fr)
 		f[at + i] = (uint8_t)icrc;
 }
 
+/* The loopback's parse (a frame built without its ICRC): the full parse's verdict but for the
+ * ICRC, never a byte outside the frame; with fill, the ICRC that makes the full parse take it. */
+static void check_local(const uint8_t *data, size_t size, int full)
+{
+	uint8_t *l = malloc(size ? size : 1);
+	struct dpv_roce_frame lf;
+	int rc;
+
+	CHECK(l != NULL);
+	memcpy(l, data, size);
+	rc = dpv__roce_frame_parse_local(l, size, &lf, false);
+	CHECK(rc == (full == -EILSEQ ? 0 : full));
+	CHECK(memcmp(l, data, size) == 0);             /* without fill: read only */
+	rc = dpv__roce_frame_parse_local(l, size, &lf, true);
+	CHECK(rc == (full == -EILSEQ ? 0 : full));
+	if (rc == 0)
+		CHECK(dpv__roce_frame_parse(l, size, &lf) == 0);
+	free(l);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *f = malloc(size ? size : 1);
@@ -94,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = dpv__roce_frame_parse(f, size, &fr);
 	CHECK(rc == 0 || rc == -ENOMSG || rc == -EBADMSG || rc == -EILSEQ || rc == -EPROTO ||
 	      rc == -EPROTONOSUPPORT || rc == -EACCES);
+	check_local(data, size, rc);
 	if (rc == -EILSEQ) {
 		fix_icrc(f, &fr);
 		rc = dpv__roce_frame_parse(f, size, &fr);

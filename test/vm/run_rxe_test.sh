@@ -106,6 +106,8 @@ LOSS=5%                       # netem's loss of RoCE frames, both ways, in the l
 # (DPV_BENCH_SIZES="SIZE:ITERS ..." for a shorter run)
 bench_sizes=${DPV_BENCH_SIZES:-"64:4000 4096:2000 65536:200"}
 BENCH_ROUNDS=${DPV_BENCH_ROUNDS:-3}
+# which rows: "loop,perftest" (both), "loop" (bench-rc only: minutes, not most of an hour)
+BENCH_TOOLS=${DPV_BENCH_RC_TOOLS:-loop,perftest}
 
 if [ "$mode" = interop ]; then
 	probe=$(DPV_EAL_ARGS="--vdev=net_null0 --log-level=lib.eal:error --log-level=lib.telemetry:error" \
@@ -578,7 +580,7 @@ elif [ "$mode" = rc ]; then
 elif [ "$mode" = bench ]; then
 	guest_steps=() steps=()
 	for b in $bench_sizes; do
-		guest_steps+=("bench_${b%%:*} client sh $here/guest_rc_bench.sh $build ${b%%:*} ${b#*:} $BENCH_ROUNDS")
+		guest_steps+=("bench_${b%%:*} client sh $here/guest_rc_bench.sh $build ${b%%:*} ${b#*:} $BENCH_ROUNDS $BENCH_TOOLS")
 		steps+=("bench_${b%%:*}")
 	done
 	boot "${guest_steps[@]}"
