@@ -186,7 +186,9 @@ static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 		if (!dpv__ud_mcast_attached(st->dev, dgid))
 			return looped;
 	} else if (dpv__roce_gid_find(st->dev, dgid) < 0) {
-		return false;
+		/* not ours; our own frame to a GID the port no longer has (an AH made before the
+		 * address went) is dropped: it was never on a wire, and may have no ICRC */
+		return looped;
 	}
 	st->dev->roce_cnt.rx++;
 	/* Built without its ICRC for this ring (ud_send.c): nothing on the way could damage it,
