@@ -560,12 +560,20 @@ static struct dpv_steer *steer_build(struct dpv_device *dev)
 static void steer_publish(struct dpv_device *dev, struct dpv_steer *st)
 {
 	struct dpv_steer *old = dev->steer;
+	int sniffers = st != NULL ? (int)st->nb_sniffers : 0;
 
-	/* before the table: a loopback frame built from now on carries its ICRC for them */
-	__atomic_store_n(&dev->sniffers, st != NULL ? (int)st->nb_sniffers : 0, __ATOMIC_RELAXED);
+	/* The SNIFFER count tells the RoCE side whether a looped frame needs its ICRC (roce_rx.c)
+	 * and is read a burst earlier than the table: it goes up before the table has the new
+	 * sniffer (and every burst that read the old count has ended), down after no burst reads
+	 * a table with the old one. */
+	if (sniffers > __atomic_load_n(&dev->sniffers, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&dev->sniffers, sniffers, __ATOMIC_RELAXED);
+		dpv__device_rx_quiesce(dev);
+	}
 	__atomic_store_n(&dev->steer, st, __ATOMIC_RELEASE);
 	dpv__device_rx_quiesce(dev);        /* no burst reads the old table any more */
 	steer_free(old);
+	__atomic_store_n(&dev->sniffers, sniffers, __ATOMIC_RELAXED);
 }
 
 int dpv__steer_rebuild(struct dpv_device *dev)
