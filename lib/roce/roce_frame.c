@@ -255,9 +255,9 @@ static int ip_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
 	return -ENOMSG;
 }
 
-/* @fill: NULL checks the ICRC; else the frame's own ICRC is neither read nor checked, and
- * written to *@fill when it points to the frame itself (else left alone). */
-static int frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out, uint8_t **fill)
+/* @check: the ICRC must be right; @fill (the frame itself, or NULL): where to write it. */
+static int frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out, bool check,
+		       uint8_t *fill)
 {
 	const uint8_t *udp;
 	uint32_t hl, payload;
@@ -280,25 +280,23 @@ static int frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out,
 	out->payload_off = (uint16_t)(out->bth_off + hl);
 	out->payload_len = payload;
 	rc = out->bth_off - UDP_LEN + udp_len - DPV_ROCE_ICRC_LEN;	/* the ICRC's offset */
-	if (fill == NULL) {
-		if (dpv__roce_icrc(f + out->l2_len, out->ipv6, (size_t)rc - out->l2_len) !=
-		    get_le32(f + rc))
+	if (check || fill != NULL) {
+		uint32_t icrc = dpv__roce_icrc(f + out->l2_len, out->ipv6, (size_t)rc - out->l2_len);
+
+		if (check && icrc != get_le32(f + rc))
 			return -EILSEQ;
-	} else if (*fill == f) {
-		put_le32(*fill + rc, dpv__roce_icrc(f + out->l2_len, out->ipv6,
-						     (size_t)rc - out->l2_len));
+		if (fill != NULL)
+			put_le32(fill + rc, icrc);
 	}
 	return 0;
 }
 
 int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out)
 {
-	return frame_parse(f, len, out, NULL);
+	return frame_parse(f, len, out, true, NULL);
 }
 
 int dpv__roce_frame_parse_local(uint8_t *f, size_t len, struct dpv_roce_frame *out, bool fill)
 {
-	uint8_t *self = fill ? f : NULL;
-
-	return frame_parse(f, len, out, &self);
+	return frame_parse(f, len, out, false, fill ? f : NULL);
 }

@@ -92,8 +92,8 @@ static int frame_build(struct dpv_txh *h, const struct dpv_roce_path *path,
 	static const uint8_t zeros[4];
 	struct fwriter w = { .h = h };
 	uint32_t msg = pre_len + len, l2 = path->vlan ? 18 : 14;
-	bool ipv6 = memcmp(path->sgid, v4_prefix, sizeof(v4_prefix)) != 0;
-	uint8_t *f, icrc[4];
+	bool ipv6 = memcmp(path->sgid, v4_prefix, sizeof(v4_prefix)) != 0, crc = !path->icrc_skip;
+	uint8_t *f, icrc[4] = { 0 };
 	int hl, rc = 0;
 
 	w.head = w.last = dpv__tx_mbuf(h, &h->build);
@@ -107,24 +107,22 @@ static int frame_build(struct dpv_txh *h, const struct dpv_roce_path *path,
 	}
 	w.head->data_len = (uint16_t)hl;
 	w.head->pkt_len = (uint32_t)hl;
-	if (path->icrc_skip)
-		w.head->ol_flags |= dpv__loop_no_icrc;
-	else
+	if (crc)
 		w.crc = dpv__roce_icrc_hdrs(f + l2, ipv6, (size_t)hl - l2);
+	else
+		w.head->ol_flags |= dpv__loop_no_icrc;   /* 4 zero bytes where the ICRC goes */
 	if (pre_len != 0)
-		rc = fw_put(&w, pre, pre_len, !path->icrc_skip);
+		rc = fw_put(&w, pre, pre_len, crc);
 	while (rc == 0 && len > 0) {
 		const uint8_t *p;
 		uint32_t k = cursor_next(c, len, &p);
 
-		rc = k == 0 ? -EINVAL : fw_put(&w, p, k, !path->icrc_skip);
+		rc = k == 0 ? -EINVAL : fw_put(&w, p, k, crc);
 		len -= k;
 	}
 	if (rc == 0)
-		rc = fw_put(&w, zeros, -msg & 3, !path->icrc_skip);
-	if (path->icrc_skip)
-		memset(icrc, 0, sizeof(icrc));
-	else
+		rc = fw_put(&w, zeros, -msg & 3, crc);
+	if (crc)
 		dpv__roce_icrc_store(icrc, w.crc);
 	if (rc == 0)
 		rc = fw_put(&w, icrc, sizeof(icrc), false);

@@ -83,7 +83,6 @@ int dpv__device_loop_init(struct dpv_device *dev)
 unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n)
 {
 	struct rte_ring *r = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
-
 	unsigned int took;
 
 	if (r == NULL)
@@ -96,10 +95,10 @@ unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, u
 	 * __rte_ring_dequeue_elems (CI, test ud). Under TSan only, producers take turns on a lock
 	 * it sees; every other build runs the ring's own lock-free protocol. */
 	dpv__spinlock_lock(&dev->loop_lock);
+#endif
 	took = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+#ifdef DPV_TSAN
 	dpv__spinlock_unlock(&dev->loop_lock);
-#else
-	took = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
 #endif
 	return took;
 }
