@@ -199,17 +199,18 @@ printf 'port_addr = net_ring0 10.77.0.9\n' > "$tmp/loop.conf"
 r=1
 while [ $r -le "$rounds" ]; do
 	case ",$tools," in *,loop,*)
-	for op in write send; do
-		loop $op rxe $r
-		loop $op dpv $r
-	done ;;
+		for op in write send; do
+			loop $op rxe $r
+			loop $op dpv $r
+		done ;;
 	esac
-	case ",$tools," in *,perftest,*) ;; *) r=$((r + 1)); continue ;; esac
-	for tool in ib_write_bw ib_send_bw; do
-		one $tool rxe $r
-		[ -n "$rxev" ] && one $tool rxev $r
-		one $tool dpv $r
-	done
+	case ",$tools," in *,perftest,*)
+		for tool in ib_write_bw ib_send_bw; do
+			one $tool rxe $r
+			[ -n "$rxev" ] && one $tool rxev $r
+			one $tool dpv $r
+		done ;;
+	esac
 	r=$((r + 1))
 done
 cleanup_rxev
