@@ -17,15 +17,17 @@ struct set_fwd_res {
 
 static void set_fwd_parsed(void *res, struct cmdline *cl, void *data)
 {
-	static const char *const names[] = { "io", "mac", "rxonly", "txonly", "csum", "tso" };
 	struct set_fwd_res *r = res;
+	const struct fwd_engine *e = fwd_engine_find(r->mode);
 
 	if (fwd_refuse("set fwd"))
 		return;
-	for (int m = 0; m < 6; m++)
-		if (strcmp(r->mode, names[m]) == 0)
-			tp.cfg.mode = (enum fwd_mode)m;
-	printf("forwarding mode: %s\n", fwd_mode_name(tp.cfg.mode));
+	if (e == NULL) {   /* the token admits only the engines' names */
+		tp_error("no forwarding engine %s", r->mode);
+		return;
+	}
+	tp.cfg.engine = e;
+	printf("forwarding mode: %s\n", fwd_mode_name());
 }
 
 static cmdline_parse_token_string_t t_set = TOKEN_STRING_INITIALIZER(struct set_fwd_res, set, "set");

@@ -256,7 +256,7 @@ static void show_word_parsed(void *res, struct cmdline *cl, void *data)
 			device_one(p);
 		return;
 	}
-	printf("forwarding mode %s%s, burst %u, txpkts", fwd_mode_name(tp.cfg.mode),
+	printf("forwarding mode %s%s, burst %u, txpkts", fwd_mode_name(),
 	       fwd_running() ? " (running)" : "", tp.cfg.burst);
 	for (int i = 0; i < tp.cfg.nb_txpkts; i++)
 		printf("%c%u", i ? ',' : ' ', tp.cfg.txpkts[i]);

@@ -17,14 +17,22 @@ static struct dpv_port_stats run_base[TP_MAX_PORTS];   /* the port's counters at
 static bool running, all_done, counted;  /* counted: started with a count */
 static volatile bool stop_flag;
 
-static const char *const mode_names[] = {
-	[FWD_IO] = "io", [FWD_MAC] = "mac", [FWD_RXONLY] = "rxonly", [FWD_TXONLY] = "txonly",
-	[FWD_CSUM] = "csum", [FWD_TSO] = "tso",
+const struct fwd_engine *const fwd_engine_list[] = {
+	&fwd_io_engine, &fwd_mac_engine, &fwd_rxonly_engine, &fwd_txonly_engine,
+	&fwd_csum_engine, &fwd_tso_engine, NULL,
 };
 
-const char *fwd_mode_name(enum fwd_mode m)
+const struct fwd_engine *fwd_engine_find(const char *name)
 {
-	return mode_names[m];
+	for (int i = 0; fwd_engine_list[i] != NULL; i++)
+		if (strcmp(fwd_engine_list[i]->name, name) == 0)
+			return fwd_engine_list[i];
+	return NULL;
+}
+
+const char *fwd_mode_name(void)
+{
+	return tp.cfg.engine->name;
 }
 
 bool fwd_running(void)
@@ -148,22 +156,11 @@ static uint32_t fwd_sq_depth(void)
 static int check_config(void)
 {
 	uint32_t len = fwd_frame_len();
-	enum fwd_mode m = tp.cfg.mode;
+	const struct fwd_engine *e = tp.cfg.engine;
 
-	for (int p = 0; p < tp.nb_ports; p++) {
-		if (tp.port[p].ctx == NULL)
-			continue;
-		if (m == FWD_TSO && tp.port[p].tso_mss == 0)
-			return tp_error("forwarding mode tso needs a segment size on port %d: "
-					"tso set 1448 %d", p, p);
-		if (m == FWD_TXONLY && (len < 42 || len > tp.port[p].info.max_frame))
-			return tp_error("txonly frames of %u bytes do not fit port %d: set txpkts to "
-					"42..%u bytes in all (Ethernet/IPv4/UDP headers to the MTU)",
-					len, p, tp.port[p].info.max_frame);
-	}
-	if (m == FWD_TSO && len > 262144)
-		return tp_error("a TSO payload of %u bytes is above max_tso (262144): set txpkts "
-				"lower", len);
+	for (int p = 0; p < tp.nb_ports && e->check != NULL; p++)
+		if (tp.port[p].ctx != NULL && e->check((unsigned int)p, len) != 0)
+			return -EINVAL;
 	if (tp.cfg.signaled_every > fwd_sq_depth())
 		return tp_error("signaled-every %u is above the SQ depth (%u): the SQ would fill "
 				"before a completion frees it; set txflags signaled-every %u or less",
@@ -186,10 +183,10 @@ static void fwd_teardown(void)
 static int fwd_port_setup(int p, uint64_t count)
 {
 	struct fwd_port *fp = &fwd_ports[p];
-	bool tx = tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO;
+	bool tx = tp.cfg.engine->transmits;
 	struct qp_opts o = { .sq = fwd_sq_depth(), .rq = tx ? 0 : TP_RX_SLOTS / 2,
 			     .inline_size = tp.cfg.inline_data ? fwd_frame_len() : 0,
-			     .max_tso_header = tp.cfg.mode == FWD_TSO ? TCP_HDR_LEN : 0,
+			     .max_tso_header = tp.cfg.engine->max_tso_header,
 			     .progress = -1 };
 	struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),
 				     .port = 1 };
@@ -204,7 +201,6 @@ static int fwd_port_setup(int p, uint64_t count)
 	fp->cq = tp.qp[id].cq;
 	fp->out = paired(p);
 	fp->budget = count ? count : UINT64_MAX;
-	fp->ip_id = 1;
 	if (!tx && flow_add((unsigned int)id, &all, "all_default (forwarding)") < 0)
 		return -EIO;
 	return fwd_engine_prepare((unsigned int)p);
@@ -242,11 +238,11 @@ int fwd_start(uint64_t count)
 	}
 	running = true;
 	counted = count != 0;
-	printf("forwarding: %s on %d port(s), burst %u", fwd_mode_name(tp.cfg.mode), active,
+	printf("forwarding: %s on %d port(s), burst %u", fwd_mode_name(), active,
 	       tp.cfg.burst);
 	if (count)
 		printf(", %llu %s", (unsigned long long)count,
-		       tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO ? "WRs per port" :
+		       tp.cfg.engine->transmits ? "WRs per port" :
 		       "frames received in all");
 	printf("\n");
 	return 0;
@@ -283,8 +279,8 @@ static void totals(unsigned int p)
 	       p, (unsigned long long)c->rx, (unsigned long long)c->tx_wrs,
 	       (unsigned long long)c->completions, (unsigned long long)c->errors,
 	       (unsigned long long)c->sq_full);
-	if (tp.cfg.mode == FWD_CSUM)
-		printf(", bad checksums %llu", (unsigned long long)c->bad_csum);
+	if (tp.cfg.engine->totals != NULL)
+		tp.cfg.engine->totals(p);
 	printf("; wire: %llu frames, %llu bytes\n",
 	       (unsigned long long)(st.tx_frames - run_base[p].tx_frames),
 	       (unsigned long long)(st.tx_bytes - run_base[p].tx_bytes));
@@ -312,7 +308,7 @@ int fwd_stop(void)
 				done = done && fwd_engine_done((unsigned int)p);
 			}
 	}
-	printf("forwarding stopped (%s)\n", fwd_mode_name(tp.cfg.mode));
+	printf("forwarding stopped (%s)\n", fwd_mode_name());
 	for (int p = 0; p < tp.nb_ports; p++)
 		if (fwd_ports[p].active)
 			totals((unsigned int)p);

@@ -1,10 +1,7 @@
-/* The forwarding engines, each a step over one port's RAW_PACKET QP:
- *   txonly  bursts of UDP frames (set txpkts: one SGE per segment; set txflags)
- *   tso     bursts of TSO WRs: TCP headers in tso.hdr, set txpkts as the payload, tso set mss
- *   rxonly  receive (an ALL_DEFAULT flow), count, post the buffer again
- *   io      receive, send the frame unchanged from the paired port, zero-copy from the buffer
- *   mac     as io, with the source MAC of the sending port and the peer's destination MAC
- *   csum    as io, sent with IBV_SEND_IP_CSUM; counts IP frames received without IP_CSUM_OK */
+/* The loop every forwarding engine runs, a step over one port's RAW_PACKET QP: poll its CQ;
+ * a transmit engine (fwd_tx.c) posts bursts of its WRs, a receive engine (fwd_rx.c) posts each
+ * frame it received again from the paired port (zero-copy from the receive buffer) or keeps
+ * it, and posts the buffer again once the frame is gone. */
 #include <errno.h>
 #include <string.h>
 
@@ -23,11 +20,6 @@ void fwd_engine_stop_receiving(void)
 	rx_left = 0;
 }
 
-static void count(uint64_t *c, uint64_t n)
-{
-	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
-}
-
 static int post_recv_slot(unsigned int p, uint32_t slot)
 {
 	struct fwd_port *fp = &fwd_ports[p];
@@ -40,25 +32,20 @@ static int post_recv_slot(unsigned int p, uint32_t slot)
 
 static bool tx_engine(void)
 {
-	return tp.cfg.mode == FWD_TXONLY || tp.cfg.mode == FWD_TSO;
+	return tp.cfg.engine->transmits;
 }
 
 int fwd_engine_prepare(unsigned int p)
 {
 	struct fwd_port *fp = &fwd_ports[p];
-	struct tp_port *pt = &tp.port[p];
-	uint8_t *peer = fp->peer;
 
 	fp->tx = port_area(p) + TP_RX_SLOTS * TP_SLOT_SIZE;
 	fp->frame_len = fwd_frame_len();
-	peer_mac(p, peer);
-	if (tp.cfg.mode == FWD_TXONLY)
-		udp_frame(fp->tx, fp->frame_len, pt->mac, peer, !tp.cfg.ip_csum);
-	else if (tp.cfg.mode == FWD_TSO)
-		for (uint32_t i = 0; i < fp->frame_len; i++)
-			fp->tx[i] = (uint8_t)(i * 7 + (i >> 8));
-	if (tx_engine())
+	peer_mac(p, fp->peer);
+	if (tx_engine()) {
+		tp.cfg.engine->prepare(p, fp);
 		return 0;
+	}
 	for (uint32_t s = 0; s < tp.qp[fp->qp_id].rq; s++) {
 		int rc = post_recv_slot(p, s);
 
@@ -90,15 +77,8 @@ static void tx_wr_fill(unsigned int p, struct fwd_port *fp, uint32_t i, uint64_t
 				    .opcode = IBV_WR_SEND };
 	wr->send_flags = (sig ? IBV_SEND_SIGNALED : 0) | (tp.cfg.inline_data ? IBV_SEND_INLINE : 0) |
 			 (tp.cfg.ip_csum ? IBV_SEND_IP_CSUM : 0);
-	if (tp.cfg.mode != FWD_TSO)
-		return;
-	tcp_header(fp->hdr[i], tp.port[p].mac, fp->peer, fp->seq, fp->ip_id);
-	wr->opcode = IBV_WR_TSO;
-	wr->tso.hdr = fp->hdr[i];
-	wr->tso.hdr_sz = TCP_HDR_LEN;
-	wr->tso.mss = tp.port[p].tso_mss;
-	fp->seq += fp->frame_len;
-	fp->ip_id = (uint16_t)(fp->ip_id + (fp->frame_len + wr->tso.mss - 1) / wr->tso.mss);
+	if (tp.cfg.engine->tx_wr != NULL)
+		tp.cfg.engine->tx_wr(p, fp, i);
 }
 
 static void tx_post(unsigned int p, struct fwd_port *fp)
@@ -107,8 +87,6 @@ static void tx_post(unsigned int p, struct fwd_port *fp)
 	uint32_t n = tp.cfg.burst;
 	struct ibv_send_wr *bad = NULL;
 	uint64_t last = fp->budget == UINT64_MAX ? 0 : fp->posted + fp->budget;
-	uint32_t seq0 = fp->seq;
-	uint16_t id0 = fp->ip_id;
 	int rc;
 
 	if (n > fp->budget)
@@ -127,22 +105,17 @@ static void tx_post(unsigned int p, struct fwd_port *fp)
 	if (rc != 0) {
 		uint32_t ok = (uint32_t)(bad - fp->wr);
 
-		count(rc == ENOMEM ? &tp.port[p].fwd.sq_full : &tp.port[p].fwd.errors, 1);
+		fwd_count(rc == ENOMEM ? &tp.port[p].fwd.sq_full : &tp.port[p].fwd.errors, 1);
 		if (rc != ENOMEM && tp.cfg.verbose)
 			printf("port %u: ibv_post_send: %s\n", p, errno_name(rc));
 		n = ok;
-		if (tp.cfg.mode == FWD_TSO) {   /* the next WR starts where the posted ones end */
-			fp->seq = seq0 + n * fp->frame_len;
-			fp->ip_id = (uint16_t)(id0 + n * ((fp->frame_len + tp.port[p].tso_mss - 1) /
-							  tp.port[p].tso_mss));
-		}
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (fp->wr[i].send_flags & IBV_SEND_SIGNALED)
 			fp->signaled_upto = fp->posted + i + 1;
 	fp->posted += n;
 	fp->budget -= n;
-	count(&tp.port[p].fwd.tx_wrs, n);
+	fwd_count(&tp.port[p].fwd.tx_wrs, n);
 }
 
 /* A frame received on port @p leaves from its out port. */
@@ -157,22 +130,15 @@ static void forward(unsigned int p, struct fwd_port *fp, uint64_t slot, uint32_t
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int rc;
 
-	if (tp.cfg.mode == FWD_MAC && len >= 12) {
-		peer_mac(o, f);
-		memcpy(f + 6, tp.port[o].mac, 6);
-	}
-	if (tp.cfg.mode == FWD_CSUM) {
-		wr.send_flags |= IBV_SEND_IP_CSUM;
-		if (!csum_ok && frame_is_ip(f, len))
-			count(&tp.port[p].fwd.bad_csum, 1);
-	}
+	if (tp.cfg.engine->rewrite != NULL)
+		tp.cfg.engine->rewrite(p, o, f, len, csum_ok, &wr);
 	rc = ibv_post_send(fwd_ports[o].qp, &wr, &bad);
 	if (rc == 0) {
 		fp->in_flight++;
-		count(&tp.port[o].fwd.tx_wrs, 1);
+		fwd_count(&tp.port[o].fwd.tx_wrs, 1);
 		return;
 	}
-	count(rc == ENOMEM ? &tp.port[o].fwd.sq_full : &tp.port[o].fwd.errors, 1);
+	fwd_count(rc == ENOMEM ? &tp.port[o].fwd.sq_full : &tp.port[o].fwd.errors, 1);
 	post_recv_slot(p, (uint32_t)slot);
 }
 
@@ -181,10 +147,10 @@ static void on_recv(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc
 	uint64_t slot = wc->wr_id & 0xffffffffu;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		count(&tp.port[p].fwd.errors, wc->status != IBV_WC_WR_FLUSH_ERR);
+		fwd_count(&tp.port[p].fwd.errors, wc->status != IBV_WC_WR_FLUSH_ERR);
 		return;
 	}
-	count(&tp.port[p].fwd.rx, 1);
+	fwd_count(&tp.port[p].fwd.rx, 1);
 	if (tp.cfg.verbose) {
 		const uint8_t *f = port_area(p) + slot * TP_SLOT_SIZE;
 		char d[18], s[18];
@@ -195,7 +161,7 @@ static void on_recv(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc
 	}
 	if (rx_left != UINT64_MAX && rx_left > 0)
 		rx_left--;
-	if (tp.cfg.mode == FWD_RXONLY) {
+	if (!tp.cfg.engine->forwards) {
 		if (rx_left > 0)
 			post_recv_slot(p, (uint32_t)slot);
 		return;
@@ -206,13 +172,13 @@ static void on_recv(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc
 static void on_send(unsigned int p, struct fwd_port *fp, const struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS) {
-		count(&tp.port[p].fwd.errors, 1);
+		fwd_count(&tp.port[p].fwd.errors, 1);
 		if (tp.cfg.verbose)
 			printf("port %u: completion of WR %llu: %s\n", p,
 			       (unsigned long long)(wc->wr_id & ~(FWD_FWD | FWD_RECV)),
 			       ibv_wc_status_str(wc->status));
 	} else {
-		count(&tp.port[p].fwd.completions, 1);
+		fwd_count(&tp.port[p].fwd.completions, 1);
 		if (tp.cfg.verbose > 1)
 			printf("port %u: completion of WR %llu: %s\n", p,
 			       (unsigned long long)(wc->wr_id & ~(FWD_FWD | FWD_RECV)),

@@ -21,8 +21,6 @@ struct fwd_port {
 	uint64_t signaled_upto;     /* ... 1 + index of the last signaled WR posted */
 	uint64_t completed;         /* ... every WR below this index completed */
 	uint64_t in_flight;         /* forwarding engines: frames sent out, not completed */
-	uint32_t seq;               /* TSO: TCP sequence of the next WR */
-	uint16_t ip_id;
 	uint32_t frame_len;         /* transmit engines: frame (txonly) or payload (tso) bytes */
 	uint8_t *tx;                /* transmit engines: the frame template in the arena */
 	uint8_t peer[6];            /* destination MAC of what this port sends */
@@ -32,6 +30,40 @@ struct fwd_port {
 };
 
 extern struct fwd_port fwd_ports[TP_MAX_PORTS];
+
+/* A forwarding engine, as testpmd's struct fwd_engine: the loop (fwd_engines.c) polls each
+ * port's CQ and posts; an engine says what it sends (transmit engines, fwd_tx.c) or what it
+ * does to a received frame before it leaves from the paired port (fwd_rx.c). */
+struct fwd_engine {
+	const char *name;
+	bool transmits;             /* posts bursts of its own and receives nothing */
+	uint32_t max_tso_header;    /* the QP's IBV_QP_INIT_ATTR_MAX_TSO_HEADER */
+	/* Port @p can run the engine with frames (or payloads) of @len bytes: 0, or a printed
+	 * error. Optional. */
+	int (*check)(unsigned int p, uint32_t len);
+	/* Transmit engines: write port @p's frame template. */
+	void (*prepare)(unsigned int p, struct fwd_port *fp);
+	/* Transmit engines: finish WR @i of a burst, whose wr_id is its index among the port's
+	 * WRs. Optional. */
+	void (*tx_wr)(unsigned int p, struct fwd_port *fp, uint32_t i);
+	/* Receive engines: false keeps a received frame here (its buffer is posted again). */
+	bool forwards;
+	/* Rewrite frame @f, received on port @p, and its WR before it leaves from port @o.
+	 * Optional. */
+	void (*rewrite)(unsigned int p, unsigned int o, uint8_t *f, uint32_t len, bool csum_ok,
+			struct ibv_send_wr *wr);
+	/* What `stop` prints for port @p beyond the common totals. Optional. */
+	void (*totals)(unsigned int p);
+};
+
+extern const struct fwd_engine fwd_txonly_engine, fwd_tso_engine, fwd_rxonly_engine,
+	fwd_mac_engine, fwd_csum_engine;
+
+/* Count @n more on counter @c, read by the stats lines of the control thread. */
+static inline void fwd_count(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
 
 /* One step of the configured engine on port @p: poll its CQ, post what there is room for. */
 void fwd_engine_step(unsigned int p);

@@ -16,7 +16,7 @@
 #include "testpmd.h"
 
 struct testpmd tp = {
-	.cfg = { .mode = FWD_IO, .txpkts = { 64 }, .nb_txpkts = 1, .burst = 32 },
+	.cfg = { .engine = &fwd_io_engine, .txpkts = { 64 }, .nb_txpkts = 1, .burst = 32 },
 };
 
 #define TP_MAX_CMDS 96

@@ -77,10 +77,10 @@ struct tp_flow {
 	char text[160];
 };
 
-enum fwd_mode { FWD_IO, FWD_MAC, FWD_RXONLY, FWD_TXONLY, FWD_CSUM, FWD_TSO };
+struct fwd_engine;
 
 struct fwd_config {
-	enum fwd_mode mode;
+	const struct fwd_engine *engine;
 	uint16_t txpkts[TP_MAX_TXSEGS];   /* segment lengths of each frame (one SGE each) */
 	int nb_txpkts;
 	uint16_t burst;
@@ -162,7 +162,12 @@ int fwd_start(uint64_t count);
 int fwd_stop(void);
 /* Block until every port reached its count (or @seconds passed); 0 when they did. */
 int fwd_wait(double seconds);
-const char *fwd_mode_name(enum fwd_mode m);
+/* The engine called @name (NULL: none); every engine, NULL-terminated. */
+const struct fwd_engine *fwd_engine_find(const char *name);
+extern const struct fwd_engine *const fwd_engine_list[];
+extern const struct fwd_engine fwd_io_engine;
+/* The configured engine's name. */
+const char *fwd_mode_name(void);
 uint32_t fwd_frame_len(void);
 /* Refuse a command while forwarding runs; prints the fix. */
 bool fwd_refuse(const char *what);
