@@ -193,6 +193,30 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : (enum ibv_qp_state)-1;
 }
 
+/* The bytes of message @msg: every 8-byte word a mix of the message and the word's offset,
+ * so no two packets of a run (of one message or two) carry the same bytes, and a packet
+ * written at another offset, or another message's, is seen. */
+static void msg_fill(uint8_t *p, uint32_t len, uint64_t msg)
+{
+	for (uint32_t w = 0; w * 8 < len; w++) {
+		uint64_t x = (msg << 20 | w) + 0x9e3779b97f4a7c15ull;
+
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+		x ^= x >> 31;
+		memcpy(p + w * 8, &x, len - w * 8 < 8 ? len - w * 8 : 8);
+	}
+}
+
+/* Do the @len bytes at @p hold message @msg? */
+static bool msg_is(const uint8_t *p, uint32_t len, uint64_t msg)
+{
+	uint8_t exp[3 * MTU_BYTES];
+
+	msg_fill(exp, len, msg);
+	return memcmp(p, exp, len) == 0;
+}
+
 /* ---- states and attributes ---- */
 
 static void check_states(void)
@@ -270,10 +294,8 @@ static void check_states(void)
 static void check_send(struct pair *p, uint32_t len, bool imm, uint64_t id)
 {
 	struct ibv_wc wc;
-	uint8_t seed = (uint8_t)(len + imm);
-
 	memset(side(1, RX), GUARD, len + 64);
-	pattern(side(0, TX), len, seed);
+	msg_fill(side(0, TX), len, id);
 	CHECK_EQ(post_recv(p->b, side(1, RX), len + 64, id), 0);
 	CHECK_EQ(post(p->a, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, side(0, TX), len, 0, 0, id,
 		      IBV_SEND_SIGNALED), 0);
@@ -296,7 +318,7 @@ static void check_write(struct pair *p, uint32_t len, bool imm, uint64_t id)
 	struct ibv_wc wc;
 
 	memset(side(1, REMOTE), GUARD, len + 64);
-	pattern(side(0, TX), len, (uint8_t)(len * 7 + imm));
+	msg_fill(side(0, TX), len, id);
 	if (imm)
 		CHECK_EQ(post_recv(p->b, side(1, RX), 0, id), 0);
 	CHECK_EQ(post(p->a, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, side(0, TX),
@@ -324,7 +346,7 @@ static void check_read(struct pair *p, uint32_t len, uint64_t id)
 {
 	struct ibv_wc wc;
 
-	pattern(side(1, REMOTE), len, (uint8_t)(len * 5));
+	msg_fill(side(1, REMOTE), len, id);
 	memset(side(0, RX), GUARD, len + 64);
 	CHECK_EQ(post(p->a, IBV_WR_RDMA_READ, side(0, RX), len, (uintptr_t)side(1, REMOTE),
 		      mr->rkey, id, IBV_SEND_SIGNALED), 0);
@@ -750,30 +772,6 @@ static void check_sqd(void)
 static uint32_t msg_len(uint64_t i)
 {
 	return (uint32_t)((i * 2654435761u) % (2 * MTU_BYTES + 300));
-}
-
-/* The bytes of message @msg: every 8-byte word a mix of the message and the word's offset,
- * so no two packets of a run (of one message or two) carry the same bytes, and a packet
- * written at another offset, or another message's, is seen. */
-static void msg_fill(uint8_t *p, uint32_t len, uint64_t msg)
-{
-	for (uint32_t w = 0; w * 8 < len; w++) {
-		uint64_t x = (msg << 20 | w) + 0x9e3779b97f4a7c15ull;
-
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-		x ^= x >> 31;
-		memcpy(p + w * 8, &x, len - w * 8 < 8 ? len - w * 8 : 8);
-	}
-}
-
-/* Do the @len bytes at @p hold message @msg? */
-static bool msg_is(const uint8_t *p, uint32_t len, uint64_t msg)
-{
-	uint8_t exp[3 * MTU_BYTES];
-
-	msg_fill(exp, len, msg);
-	return memcmp(p, exp, len) == 0;
 }
 
 /* The PSNs a message of @op and @len takes (a READ's responses count its request's). */
