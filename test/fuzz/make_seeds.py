@@ -209,6 +209,9 @@ def ud_recv_seeds():
         'mutated_unfixed': inp(T, mutations=((60, 0x10),)),
         'raw_not_ours': inp(0, payload=roce_frame(struct.pack('>BBHII', 0x64, 0, 0xFFFF, 2, 1) +
                                                   struct.pack('>II', 0x600DF00D, 9), payload=b'r')),
+    }
+
+
 # --- fuzz_rc_engine: see its records (do_post_send, do_post_recv, do_rx) for the decoding ----
 def rc_conf(uc=False, mtu_index=2, rd_atomic=2, dest_rd_atomic=2, rnr_forever=True):
     # bit 0 UC, (bits 1-3) % 5 the MTU, bit 4 rnr_retry 7, bits 5-6 max_rd_atomic, 6-7 dest
@@ -279,6 +282,12 @@ def rc_engine_seeds():
         'tx_full': rc + bytes([0xEB]) + rc_send(SEND, 2000) + rc_tick(1) + rc_tick(1),
         'gather_fault': rc + rc_send(SEND, 10) + bytes([0xE3]) + rc_send(SEND, 2000) +
         rc_pkt(0x11, where='sent'),
+        # a SEND and a WRITE, each followed by its copy (PSN one behind): acknowledged again,
+        # never executed again
+        'dups_not_again': rc + rc_recv(100) + rc_recv(100) + rc_pkt(0x04, payload=b'abcd') +
+        rc_pkt(0x04, delta=0xFF, payload=b'abcd') +
+        rc_pkt(0x0A, key='w', reth_len=8, payload=bytes(8)) +
+        rc_pkt(0x0A, delta=0xFF, key='w', reth_len=8, payload=bytes(8)),
     }
 
 
