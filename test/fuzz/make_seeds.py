@@ -172,6 +172,13 @@ def roce_seeds():
     deth = struct.pack('>II', 0x11111111, 0x34)
     reth = struct.pack('>QII', 0x7f0000001000, 0x1234, 64)
     atomic = struct.pack('>QIQQ', 0x7f0000001000, 0x1234, 1, 2)
+
+    def flags(b):
+        b = bytearray(b)
+        b[1] |= 0xC0                 # SE, MigReq
+        b[4] |= 0xC0                 # FECN, BECN
+        b[8] |= 0x80                 # AckReq
+        return bytes(b)
     return {
         'ud_send_ipv4': roce_frame(bth(0x64) + deth, payload=b'hello'),
         'ud_send_imm_ipv6': roce_frame(bth(0x65) + deth + b'\0\0\0\7', v6=True, payload=b'x' * 13),
@@ -180,6 +187,16 @@ def roce_seeds():
         'rc_atomic_ack_ipv6': roce_frame(bth(0x12) + struct.pack('>IQ', 5, 99), v6=True),
         'xrc_cmp_swap': roce_frame(bth(0xB3) + struct.pack('>I', 7) + atomic),
         'bad_icrc': roce_frame(bth(0x04), payload=b'abc')[:-1] + b'\0',
+        # every BTH flag set (SE, MigReq, FECN, BECN, AckReq) and an IETH
+        'rc_send_inv_flags': roce_frame(flags(bth(0x17, dqpn=0x123456, psn=0xABCDEF)) +
+                                        struct.pack('>I', 0xCAFE0001), payload=b'inv'),
+        'rc_read_resp_first_aeth': roce_frame(bth(0x0D) + struct.pack('>I', 0x1F000007),
+                                              payload=bytes(range(256))),
+        'xrc_write_only_imm': roce_frame(bth(0xAB) + struct.pack('>I', 0x00ABCDEF) + reth +
+                                         b'\1\2\3\4', payload=bytes(64)),
+        'ud_send_24bit_qpns': roce_frame(bth(0x64, dqpn=0xFEDCBA) +
+                                         struct.pack('>II', 0x80010002, 0xABCDEF), payload=b'q'),
+        'uc_send_last_imm_ipv6': roce_frame(bth(0x23) + b'\9\8\7\6', v6=True, payload=b'u'),
     }
 
 
