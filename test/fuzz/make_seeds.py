@@ -76,7 +76,10 @@ def post_send_seeds():
 # --- fuzz_flow_spec: see make_specs() and LLVMFuzzerTestOneInput() ---------------------------
 def flow(specs, frame, ftype=0, flags=0):
     """Well-formed specs (mode 2: num_of_specs = their count); shape picks type and flags."""
-    body = b''.join(u8(k) + data for k, data in specs)
+    # from offset 6 of struct ibv_flow_spec_*: IPV4, IPV4_EXT and IPV6 (k 1-3) have 2 bytes
+    # of padding before their val, ETH and TCP/UDP 2 after their mask
+    body = b''.join(u8(k) + (bytes(2) + data if k % 6 in (1, 2, 3) else data + bytes(2))
+                    for k, data in specs)
     shape = ftype | (4 if flags else 0)
     return u8(shape) + u8(2) + u8(len(specs)) + body + u16(0) + frame
 
@@ -94,6 +97,13 @@ def flow_seeds():
     ip4 = u32(0x0100000a) + u32(0x0200000a)
     ip4_ext = ip4 + bytes([17, 0, 0, 0]) + b'\xff' * 8 + bytes([0xff, 0, 0, 0])   # val, mask
     tcp_udp = u16(0x8813) + u16(0) + u16(0xffff) + u16(0)       # dst port 5000 (network order)
+    qinq = udp4[:12] + bytes([0x88, 0xa8, 0, 7, 0x81, 0, 0, 5]) + udp4[12:]
+
+    def vlan_eth(tci, tci_mask, etype=None):
+        # struct ibv_flow_spec_eth's val and mask: no MACs, the ether type, the VLAN tag
+        em = 0xffff if etype is not None else 0
+        return (bytes(12) + struct.pack('>HH', etype or 0, tci) + bytes(12) +
+                struct.pack('>HH', em, tci_mask))
     ip6 = (bytes(15) + b'\1' + bytes(15) + b'\2' + u32(0) + bytes([6, 0, 0]) + bytes(1) +
            b'\xff' * 32 + u32(0) + bytes([0xff, 0, 0]) + bytes(1))
     return {
@@ -105,6 +115,16 @@ def flow_seeds():
         'all_default': flow([], tcp6, ftype=1),
         'dont_trap': flow([(0, eth)], udp4, flags=1),
         'short_spec': flow([(0x80, u8(12) + eth)], udp4),
+        # the reference matcher's cases: a frame to another MAC (last byte), a VLAN mask on an
+        # untagged frame, the last of two tags, an IPV4 spec on an IPv6 frame, a layer twice
+        # (refused), MC_DEFAULT, a source port
+        'eth_dmac_other': flow([(0, eth)], udp4[:5] + b'\xab' + udp4[6:]),
+        'vlan_mask_untagged': flow([(0, vlan_eth(0, 0x0fff))], udp4),
+        'vlan_last_of_two': flow([(0, vlan_eth(5, 0x0fff, 0x0800))], qinq),
+        'ipv4_spec_on_ipv6': flow([(0, vlan_eth(0, 0, 0x86dd)), (1, bytes(16))], tcp6),
+        'eth_twice': flow([(0, eth), (0, eth)], udp4),
+        'mc_default': flow([], b'\x01\x00\x5e\x00\x00\x01' + udp4[6:], ftype=2),
+        'udp_src_port': flow([(5, struct.pack('>HHHH', 0, 12345, 0, 0xffff))], udp4),
     }
 
 
