@@ -9,8 +9,8 @@
  * post); REM_ACCESS_ERR for a bad rkey and for an MR without the access flag; a SEND longer
  * than the receive WQE (REM_INV_REQ_ERR and LOC_LEN_ERR); RNR NAKs then success; a peer
  * destroyed (RETRY_EXC_ERR, ERR, later WRs flushed); and with receive faults (drops,
- * duplicates, reordering) thousands of messages of mixed opcodes completing once, in order,
- * every byte right; SQD (a SEND under way completes, WRs posted in SQD wait, one
+ * duplicates, reordering) thousands of messages of mixed opcodes across the PSN wrap
+ * completing once, in order, every byte right (check_faults says what else); SQD (a SEND under way completes, WRs posted in SQD wait, one
  * IBV_EVENT_SQ_DRAINED, RTS sends the rest). DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <fcntl.h>
 
