@@ -1,14 +1,14 @@
 /* Receive steering with verbs' meaning (ibv_create_flow(3)): rules are tried by priority (lower
- * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless
- * it carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered,
- * MC_DEFAULT QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done
- * here in software on the port's receive queues. Specs: ETH, IPV4, IPV4_EXT, IPV6, TCP, UDP;
- * anything else (and fields not matched: IPv4 fragment flags, IPv6 flow label) is EOPNOTSUPP,
- * never a silent match-all. Every spec must hold: a spec of a layer asks for its header (an
- * IPV4 spec for an IPv4 header, even with its masks 0; a VLAN mask for a tag), and a layer
- * given twice (ETH, L3: IPV4/IPV4_EXT/IPV6, L4: TCP/UDP) is EINVAL. The rules live on a list by priority; each change compiles them
- * into the steering table the receive path reads (steer.c) before the call returns, so a rule
- * made or destroyed between two bursts applies from the second. */
+ * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless it
+ * carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered, MC_DEFAULT
+ * QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done here in
+ * software on the port's receive queues. Specs: ETH, IPV4, IPV4_EXT, IPV6, TCP, UDP; anything
+ * else (and fields not matched: IPv4 fragment flags, IPv6 flow label) is EOPNOTSUPP, never a
+ * silent match-all. Every spec must hold: a spec of a layer asks for its header (an IPV4 spec
+ * for an IPv4 header, even with its masks 0; a VLAN mask for a tag), and a layer given twice
+ * (ETH, L3: IPV4/IPV4_EXT/IPV6, L4: TCP/UDP) is EINVAL. The rules live on a list by priority;
+ * each change compiles them into the steering table the receive path reads (steer.c) before the
+ * call returns, so a rule made or destroyed between two bursts applies from the second. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,16 +1,16 @@
 /* RC and UC QPs over RoCEv2 on one port, as an application sees them: the port gets an IPv4
  * address and pairs of QPs of the device connect to each other through the port's own GID,
- * which loops back inside dpverbs (every frame still goes through the codec, the ICRC and
- * the receive demux). Checked: the state machine's RC/UC attributes (required ones refused
- * when missing) and ibv_query_qp returning what was set; an unreachable peer at RTR
- * (EHOSTUNREACH); every opcode of the RC column (SEND, SEND_WITH_IMM, RDMA_WRITE,
- * RDMA_WRITE_WITH_IMM, RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD) from 0 bytes to
- * several MTUs with exact completions and bytes; the UC column (READ and atomics EINVAL at
- * post); REM_ACCESS_ERR for a bad rkey and for an MR without the access flag; a SEND longer
- * than the receive WQE (REM_INV_REQ_ERR and LOC_LEN_ERR); RNR NAKs then success; a peer
- * destroyed (RETRY_EXC_ERR, ERR, later WRs flushed); and with receive faults (drops,
- * duplicates, reordering) thousands of messages of mixed opcodes across the PSN wrap
- * completing once, in order, every byte right (check_faults says what else); SQD (a SEND under way completes, WRs posted in SQD wait, one
+ * which loops back inside dpverbs (every frame still goes through the codec, the ICRC and the
+ * receive demux). Checked: the state machine's RC/UC attributes (required ones refused when
+ * missing) and ibv_query_qp returning what was set; an unreachable peer at RTR (EHOSTUNREACH);
+ * every opcode of the RC column (SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
+ * RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD) from 0 bytes to several MTUs with exact
+ * completions and bytes; the UC column (READ and atomics EINVAL at post); REM_ACCESS_ERR for a
+ * bad rkey and for an MR without the access flag; a SEND longer than the receive WQE
+ * (REM_INV_REQ_ERR and LOC_LEN_ERR); RNR NAKs then success; a peer destroyed (RETRY_EXC_ERR,
+ * ERR, later WRs flushed); and with receive faults (drops, duplicates, reordering) thousands of
+ * messages of mixed opcodes across the PSN wrap completing once, in order, every byte right
+ * (check_faults says what else); SQD (a SEND under way completes, WRs posted in SQD wait, one
  * IBV_EVENT_SQ_DRAINED, RTS sends the rest). DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <fcntl.h>
 
@@ -110,7 +110,8 @@ static struct pair pair_make(enum ibv_qp_type type, uint8_t timeout, uint8_t ret
 	p.b = qp_make(type, p.cq_b, 512);
 	if (p.cq_a == NULL || p.cq_b == NULL || p.a == NULL || p.b == NULL ||
 	    to_init(p.a) || to_init(p.b) ||
-	    to_rtr(p.a, p.b->qp_num, 0xfffff0, &gid4) || to_rtr(p.b, p.a->qp_num, sq_psn_a, &gid4) ||
+	    to_rtr(p.a, p.b->qp_num, 0xfffff0, &gid4) ||
+	    to_rtr(p.b, p.a->qp_num, sq_psn_a, &gid4) ||
 	    to_rts(p.a, sq_psn_a, timeout, retry) || to_rts(p.b, 0xfffff0, timeout, retry)) {
 		fprintf(stderr, "pair setup: %s\n", strerror(errno));
 		exit(1);
@@ -892,8 +893,9 @@ static void check_faults(void)
 				if ((wc[i].byte_len != len ||
 				     !msg_is(side(0, RX) + (done % WINDOW) * SLOT, len, done)) &&
 				    bad++ == 0)
-					fprintf(stderr, "READ %llu: byte_len %u (%u) or bytes wrong\n",
-						(unsigned long long)done, wc[i].byte_len, len);
+					fprintf(stderr, "READ %llu: byte_len %u (%u) or "
+						"bytes wrong\n", (unsigned long long)done,
+						wc[i].byte_len, len);
 			} else if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM) {
 				if (!msg_is(side(1, REMOTE) + (done % WINDOW) * SLOT, len, done) &&
 				    bad++ == 0)
@@ -916,13 +918,15 @@ static void check_faults(void)
 			    (imm && ntohl(wc[i].imm_data) != 0x12340000u + (uint32_t)msg) ||
 			    (!write && !msg_is(side(1, RX) + (recvd % SLOTS) * SLOT, len, msg))) {
 				if (bad++ == 0)
-					fprintf(stderr, "receive %llu (message %llu): %s wr_id %llu "
-						"byte_len %u (%u) opcode %d flags %#x imm %#x, or "
-						"bytes wrong\n", (unsigned long long)recvd,
+					fprintf(stderr, "receive %llu (message %llu): %s "
+						"wr_id %llu byte_len %u (%u) opcode %d flags "
+						"%#x imm %#x, or bytes wrong\n",
+						(unsigned long long)recvd,
 						(unsigned long long)msg,
 						ibv_wc_status_str(wc[i].status),
-						(unsigned long long)wc[i].wr_id, wc[i].byte_len, len,
-						(int)wc[i].opcode, (unsigned int)wc[i].wc_flags,
+						(unsigned long long)wc[i].wr_id,
+						wc[i].byte_len, len, (int)wc[i].opcode,
+						(unsigned int)wc[i].wc_flags,
 						ntohl(wc[i].imm_data));
 				continue;
 			}

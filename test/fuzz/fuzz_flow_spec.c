@@ -234,8 +234,10 @@ static void fields_of(const uint8_t *f, size_t len, struct fields *x)
 		const uint8_t *l = f + l3;
 		size_t left = len - l3;
 
+		size_t doff = left >= 20 ? (size_t)(l[12] >> 4) * 4 : 0;     /* TCP data offset */
+
 		if ((x->proto == 17 && left >= 8) ||
-		    (x->proto == 6 && left >= 20 && l[12] >> 4 >= 5 && (size_t)(l[12] >> 4) * 4 <= left)) {
+		    (x->proto == 6 && doff >= 20 && doff <= left)) {
 			x->l4 = x->proto;
 			memcpy(x->ports, l, 4);
 		}
@@ -275,14 +277,15 @@ static bool ref_match(const uint8_t *specs, uint8_t nspecs, const struct fields 
 		p += size;
 		switch ((int)s.hdr.type) {
 		case IBV_FLOW_SPEC_ETH: {
+			const struct ibv_flow_eth_filter *v = &s.eth.val, *m = &s.eth.mask;
 			uint8_t et[2] = { (uint8_t)(x->etype >> 8), (uint8_t)x->etype };
 			uint8_t tci[2] = { (uint8_t)(x->tci >> 8), (uint8_t)x->tci };
 
-			if (!masked(x->dmac, s.eth.val.dst_mac, s.eth.mask.dst_mac, 6) ||
-			    !masked(x->smac, s.eth.val.src_mac, s.eth.mask.src_mac, 6) ||
-			    !masked(et, &s.eth.val.ether_type, &s.eth.mask.ether_type, 2) ||
-			    (!zero(&s.eth.mask.vlan_tag, 2) &&
-			     (x->tags == 0 || !masked(tci, &s.eth.val.vlan_tag, &s.eth.mask.vlan_tag, 2))))
+			if (!masked(x->dmac, v->dst_mac, m->dst_mac, 6) ||
+			    !masked(x->smac, v->src_mac, m->src_mac, 6) ||
+			    !masked(et, &v->ether_type, &m->ether_type, 2) ||
+			    (!zero(&m->vlan_tag, 2) &&
+			     (x->tags == 0 || !masked(tci, &v->vlan_tag, &m->vlan_tag, 2))))
 				return false;
 			break;
 		}
@@ -300,19 +303,24 @@ static bool ref_match(const uint8_t *specs, uint8_t nspecs, const struct fields 
 			    !masked(&x->ttl, &s.ipv4_ext.val.ttl, &s.ipv4_ext.mask.ttl, 1))
 				return false;
 			break;
-		case IBV_FLOW_SPEC_IPV6:
-			if (!x->v6 || !masked(x->sip, s.ipv6.val.src_ip, s.ipv6.mask.src_ip, 16) ||
-			    !masked(x->dip, s.ipv6.val.dst_ip, s.ipv6.mask.dst_ip, 16) ||
-			    !masked(&x->proto, &s.ipv6.val.next_hdr, &s.ipv6.mask.next_hdr, 1) ||
-			    !masked(&x->tos, &s.ipv6.val.traffic_class, &s.ipv6.mask.traffic_class, 1) ||
-			    !masked(&x->ttl, &s.ipv6.val.hop_limit, &s.ipv6.mask.hop_limit, 1))
+		case IBV_FLOW_SPEC_IPV6: {
+			const struct ibv_flow_ipv6_filter *v = &s.ipv6.val, *m = &s.ipv6.mask;
+
+			if (!x->v6 || !masked(x->sip, v->src_ip, m->src_ip, 16) ||
+			    !masked(x->dip, v->dst_ip, m->dst_ip, 16) ||
+			    !masked(&x->proto, &v->next_hdr, &m->next_hdr, 1) ||
+			    !masked(&x->tos, &v->traffic_class, &m->traffic_class, 1) ||
+			    !masked(&x->ttl, &v->hop_limit, &m->hop_limit, 1))
 				return false;
 			break;
+		}
 		case IBV_FLOW_SPEC_TCP:
 		case IBV_FLOW_SPEC_UDP:
 			if (x->l4 != (s.hdr.type == IBV_FLOW_SPEC_TCP ? 6 : 17) ||
-			    !masked(x->ports, &s.tcp_udp.val.src_port, &s.tcp_udp.mask.src_port, 2) ||
-			    !masked(x->ports + 2, &s.tcp_udp.val.dst_port, &s.tcp_udp.mask.dst_port, 2))
+			    !masked(x->ports, &s.tcp_udp.val.src_port, &s.tcp_udp.mask.src_port,
+				    2) ||
+			    !masked(x->ports + 2, &s.tcp_udp.val.dst_port,
+				    &s.tcp_udp.mask.dst_port, 2))
 				return false;
 			break;
 		default:
