@@ -59,6 +59,8 @@ struct dpv_flow_match {
 	uint8_t sip6[16], sip6_m[16], dip6[16], dip6_m[16];
 	uint8_t l4;                                   /* IPPROTO_TCP/UDP, 0: any */
 	uint16_t sport, sport_m, dport, dport_m;
+	uint8_t l3;          /* 4, 6: an IPv4/IPv6 header asked for (a spec of it), 0: not */
+	bool tagged;         /* a VLAN tag asked for (a VLAN mask) */
 };
 
 /* One extended statistic, as the hardware's driver names it. */

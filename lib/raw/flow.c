@@ -1,12 +1,14 @@
 /* Receive steering with verbs' meaning (ibv_create_flow(3)): rules are tried by priority (lower
- * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless
- * it carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered,
- * MC_DEFAULT QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done
- * here in software on the port's receive queues. Specs: ETH, IPV4, IPV4_EXT, IPV6, TCP, UDP;
- * anything else (and fields not matched: IPv4 fragment flags, IPv6 flow label) is EOPNOTSUPP,
- * never a silent match-all. The rules live on a list by priority; each change compiles them
- * into the steering table the receive path reads (steer.c) before the call returns, so a rule
- * made or destroyed between two bursts applies from the second. */
+ * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless it
+ * carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered, MC_DEFAULT
+ * QPs the unsteered multicast; SNIFFER QPs a copy of everything. Matching is done here in
+ * software on the port's receive queues. Specs: ETH, IPV4, IPV4_EXT, IPV6, TCP, UDP; anything
+ * else (and fields not matched: IPv4 fragment flags, IPv6 flow label) is EOPNOTSUPP, never a
+ * silent match-all. Every spec must hold: a spec of a layer asks for its header (an IPV4 spec
+ * for an IPv4 header, even with its masks 0; a VLAN mask for a tag), and a layer given twice
+ * (ETH, L3: IPV4/IPV4_EXT/IPV6, L4: TCP/UDP) is EINVAL. The rules live on a list by priority;
+ * each change compiles them into the steering table the receive path reads (steer.c) before the
+ * call returns, so a rule made or destroyed between two bursts applies from the second. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,7 @@ static void match_ip_fields(struct dpv_flow_match *m, uint8_t proto, uint8_t pro
 static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *m)
 {
 	const uint8_t *p = (const uint8_t *)(attr + 1);
+	unsigned int seen = 0;            /* the layers given: 1 ETH, 2 L3, 4 L4 */
 	size_t left;
 
 	memset(m, 0, sizeof(*m));
@@ -89,6 +92,15 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 		if (hdr.size < spec_size(hdr.type))
 			return -EINVAL;
 		memcpy(&copy, p, hdr.size);
+		{
+			unsigned int layer = hdr.type == IBV_FLOW_SPEC_ETH ? 1 :
+					     hdr.type == IBV_FLOW_SPEC_TCP ||
+					     hdr.type == IBV_FLOW_SPEC_UDP ? 4 : 2;
+
+			if (seen & layer)
+				return -EINVAL;   /* a layer twice: both could not hold */
+			seen |= layer;
+		}
 		switch (spec->hdr.type) {
 		case IBV_FLOW_SPEC_ETH:
 			memcpy(m->dmac, spec->eth.val.dst_mac, 6);
@@ -99,12 +111,14 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 			m->etype_m = spec->eth.mask.ether_type;
 			m->vlan = spec->eth.val.vlan_tag;
 			m->vlan_m = spec->eth.mask.vlan_tag;
+			m->tagged = m->vlan_m != 0;
 			break;
 		case IBV_FLOW_SPEC_IPV4:
 			match_ipv4(m, spec->ipv4.val.src_ip, spec->ipv4.mask.src_ip,
 				   spec->ipv4.val.dst_ip, spec->ipv4.mask.dst_ip);
 			if (m->etype_m == 0)
 				match_etype(m, 0x0800);
+			m->l3 = 4;
 			break;
 		case IBV_FLOW_SPEC_IPV4_EXT:
 			if (spec->ipv4_ext.mask.flags != 0)
@@ -115,6 +129,7 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 					spec->ipv4_ext.val.tos, spec->ipv4_ext.mask.tos,
 					spec->ipv4_ext.val.ttl, spec->ipv4_ext.mask.ttl);
 			match_etype(m, 0x0800);
+			m->l3 = 4;
 			break;
 		case IBV_FLOW_SPEC_IPV6:
 			memcpy(m->sip6, spec->ipv6.val.src_ip, 16);
@@ -127,6 +142,7 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 			if (spec->ipv6.mask.flow_label != 0)
 				return -EOPNOTSUPP;        /* flow labels: not matched */
 			match_etype(m, 0x86dd);
+			m->l3 = 6;
 			break;
 		case IBV_FLOW_SPEC_TCP:
 		case IBV_FLOW_SPEC_UDP:

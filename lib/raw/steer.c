@@ -32,12 +32,13 @@
 
 #include "raw_priv.h"
 
-/* The header fields rules look at, as 9 words; byte offsets of each field: */
+/* The header fields rules look at, as 9 words; byte offsets of each field (K_IPV4, K_IPV6,
+ * K_TAGGED: 1 when the frame has that header): */
 #define KEY_WORDS 9
 enum {
 	K_DMAC = 0, K_ETYPE = 6, K_SMAC = 8, K_VLAN = 14, K_SIP = 16, K_DIP = 20, K_PROTO = 24,
-	K_TOS = 25, K_TTL = 26, K_L4 = 27, K_SPORT = 28, K_DPORT = 30, K_IPV4 = 32, K_SIP6 = 40,
-	K_DIP6 = 56,
+	K_TOS = 25, K_TTL = 26, K_L4 = 27, K_SPORT = 28, K_DPORT = 30, K_IPV4 = 32, K_IPV6 = 33,
+	K_TAGGED = 34, K_SIP6 = 40, K_DIP6 = 56,
 };
 
 struct key {
@@ -212,7 +213,8 @@ static void put(struct key *val, struct key *mask, unsigned int off, const void 
 }
 
 /* A rule's match in the key's layout (the same test as trying struct dpv_flow_match field by
- * field: an IPv4 address asks for an IPv4 header, a TCP/UDP spec for that L4 header). */
+ * field: an IPv4 address or spec asks for an IPv4 header, an IPv6 spec for an IPv6 one, a
+ * VLAN mask for a tag, a TCP/UDP spec for that L4 header). */
 static void rule_key(const struct dpv_flow_match *m, struct key *val, struct key *mask)
 {
 	static const uint8_t ff = 0xff;
@@ -231,8 +233,12 @@ static void rule_key(const struct dpv_flow_match *m, struct key *val, struct key
 	put(val, mask, K_TTL, &m->ttl, &m->ttl_m, 1);
 	put(val, mask, K_SIP6, m->sip6, m->sip6_m, 16);
 	put(val, mask, K_DIP6, m->dip6, m->dip6_m, 16);
-	if (m->sip_m != 0 || m->dip_m != 0)
+	if (m->sip_m != 0 || m->dip_m != 0 || m->l3 == 4)
 		put(val, mask, K_IPV4, &one, &ff, 1);
+	if (m->l3 == 6)
+		put(val, mask, K_IPV6, &one, &ff, 1);
+	if (m->tagged)
+		put(val, mask, K_TAGGED, &one, &ff, 1);
 	if (m->l4 != 0) {
 		put(val, mask, K_L4, &m->l4, &ff, 1);
 		put(val, mask, K_SPORT, &m->sport, &m->sport_m, 2);
@@ -625,8 +631,10 @@ static bool frame_key(const struct rte_mbuf *m, bool parse, struct key *k,
 	memcpy(b + K_SMAC, h + 6, 6);
 	b[K_ETYPE] = (uint8_t)(info->ethertype >> 8);     /* after the last VLAN tag */
 	b[K_ETYPE + 1] = (uint8_t)info->ethertype;
-	if (info->vlans > 0)
+	if (info->vlans > 0) {
 		memcpy(b + K_VLAN, h + info->l2_len - 4, 2);
+		b[K_TAGGED] = 1;
+	}
 	if (info->l3 == DPV_L3_IPV4) {
 		const uint8_t *ip = h + info->l2_len;
 
@@ -638,6 +646,7 @@ static bool frame_key(const struct rte_mbuf *m, bool parse, struct key *k,
 	} else if (info->l3 == DPV_L3_IPV6) {
 		const uint8_t *ip = h + info->l2_len;
 
+		b[K_IPV6] = 1;
 		memcpy(b + K_SIP6, ip + 8, 32);                /* source and destination */
 		b[K_PROTO] = info->l4_proto;                  /* after the extension headers */
 		b[K_TOS] = (uint8_t)((ip[0] << 4) | (ip[1] >> 4));

@@ -4,10 +4,20 @@
  * lie in a buffer of exactly attr.size bytes, so AddressSanitizer sees a read past them. What
  * must hold:
  * - ibv_create_flow gives a flow, or NULL with errno EINVAL, EOPNOTSUPP or ENOMEM;
- * - a frame received is byte for byte the frame sent; a SNIFFER or ALL_DEFAULT rule, and a
- *   NORMAL rule with no specs, receive every frame;
+ * - a frame received is byte for byte the frame sent;
+ * - the frame reaches the QP exactly when a reference decides it should: a SNIFFER or
+ *   ALL_DEFAULT rule takes every frame, an MC_DEFAULT rule every multicast one (the only rule:
+ *   nothing else steers it), a NORMAL rule (DONT_TRAP or not) those its specs match. The
+ *   reference matcher is written here from ibv_create_flow(3)'s specs, on its own parse of the
+ *   frame: every spec must hold; each field is compared under its mask ((frame & mask) ==
+ *   (value & mask)); a spec of a layer asks for that header: an IPV4/IPV4_EXT spec for an IPv4
+ *   header, IPV6 for an IPv6 one, TCP/UDP for that L4 header (not in an IP fragment), an ETH
+ *   spec's VLAN mask for a tag. dpverbs' documented choices (doc/semantics.md): up to two tags
+ *   (802.1Q/802.1ad), the ether type after them and the VLAN TCI of the last; IPv6 next header
+ *   after the hop-by-hop, routing, destination-options and fragment headers;
  * - ibv_destroy_flow of a flow returns 0. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +118,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Specs as they come, or well-formed headers of known types with fuzzed contents. */
+/* Specs as they come, or well-formed headers of known types with fuzzed contents: the type
+ * (4 bytes) and size (2) of struct ibv_flow_spec_*, then the input's bytes from offset 6 (where
+ * an ETH or TCP/UDP spec's val starts; IPV4, IPV4_EXT and IPV6 have 2 bytes of padding
+ * first). */
 static size_t make_specs(struct fuzz_input *in, uint8_t *specs, uint8_t *nspecs)
 {
 	struct spec_hdr { enum ibv_flow_spec_type type; uint16_t size; };
@@ -132,8 +145,10 @@ static size_t make_specs(struct fuzz_input *in, uint8_t *specs, uint8_t *nspecs)
 
 		if (k & 0x80)
 			hdr.size = fuzz_u8(in);
-		memcpy(specs + len, &hdr, sizeof(hdr));
-		fuzz_bytes(in, specs + len + sizeof(hdr), known[k % 6].size - sizeof(hdr));
+		memset(specs + len, 0, known[k % 6].size);
+		memcpy(specs + len, &hdr.type, 4);
+		memcpy(specs + len + 4, &hdr.size, 2);
+		fuzz_bytes(in, specs + len + 6, known[k % 6].size - 6);
 		len += known[k % 6].size;
 	}
 	if (mode & 2)
@@ -141,8 +156,182 @@ static size_t make_specs(struct fuzz_input *in, uint8_t *specs, uint8_t *nspecs)
 	return len;
 }
 
+/* ---- the reference: a frame's fields, and whether a rule's specs match them ---- */
+
+struct fields {
+	const uint8_t *dmac, *smac;
+	uint16_t etype;                   /* after the tags */
+	int tags;
+	uint16_t tci;                     /* of the last tag */
+	bool v4, v6, frag;
+	uint8_t sip[16], dip[16];         /* IPv4: the first 4 bytes */
+	uint8_t proto, tos, ttl;          /* IPv6: next header after the extensions, TC, hops */
+	uint8_t l4;                       /* IPPROTO_TCP/UDP when that header is whole, else 0 */
+	uint8_t ports[4];                 /* source and destination, as on the wire */
+};
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void fields_of(const uint8_t *f, size_t len, struct fields *x)
+{
+	size_t off = 14, l3 = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->dmac = f;
+	x->smac = f + 6;
+	x->etype = get16(f + 12);
+	while ((x->etype == 0x8100 || x->etype == 0x88a8) && x->tags < 2 && len >= off + 4) {
+		x->tci = get16(f + off);
+		x->etype = get16(f + off + 2);
+		off += 4;
+		x->tags++;
+	}
+	f += off;
+	len -= off;
+	if (x->etype == 0x0800 && len >= 20 && f[0] >> 4 == 4 && (f[0] & 15) >= 5 &&
+	    (size_t)(f[0] & 15) * 4 <= len) {
+		x->v4 = true;
+		memcpy(x->sip, f + 12, 4);
+		memcpy(x->dip, f + 16, 4);
+		x->proto = f[9];
+		x->tos = f[1];
+		x->ttl = f[8];
+		x->frag = (get16(f + 6) & 0x3fff) != 0;        /* more fragments, or an offset */
+		l3 = (size_t)(f[0] & 15) * 4;
+	} else if (x->etype == 0x86dd && len >= 40 && f[0] >> 4 == 6) {
+		uint8_t next = f[6];
+
+		l3 = 40;
+		for (;;) {
+			if (next == 44) {                       /* fragment */
+				x->frag = true;
+				if (len < l3 + 8)
+					break;
+				next = f[l3];
+				l3 += 8;
+			} else if (next == 0 || next == 43 || next == 60) {
+				if (len < l3 + 8 || len < l3 + ((size_t)f[l3 + 1] + 1) * 8)
+					break;
+				next = f[l3];
+				l3 += ((size_t)f[l3 + 1] + 1) * 8;
+			} else {
+				x->v6 = true;
+				break;
+			}
+		}
+		if (x->v6) {
+			memcpy(x->sip, f + 8, 16);
+			memcpy(x->dip, f + 24, 16);
+			x->proto = next;
+			x->tos = (uint8_t)(f[0] << 4 | f[1] >> 4);
+			x->ttl = f[7];
+		}
+	}
+	if ((x->v4 || x->v6) && !x->frag) {
+		const uint8_t *l = f + l3;
+		size_t left = len - l3;
+
+		size_t doff = left >= 20 ? (size_t)(l[12] >> 4) * 4 : 0;     /* TCP data offset */
+
+		if ((x->proto == 17 && left >= 8) ||
+		    (x->proto == 6 && doff >= 20 && doff <= left)) {
+			x->l4 = x->proto;
+			memcpy(x->ports, l, 4);
+		}
+	}
+}
+
+/* (@a & @m) == (@v & @m) over @n bytes. */
+static bool masked(const void *a, const void *v, const void *m, size_t n)
+{
+	const uint8_t *pa = a, *pv = v, *pm = m;
+
+	for (size_t i = 0; i < n; i++)
+		if ((pa[i] ^ pv[i]) & pm[i])
+			return false;
+	return true;
+}
+
+static bool zero(const void *p, size_t n)
+{
+	static const uint8_t z[16];
+
+	return masked(p, z, p, n);        /* p & p == 0 & p */
+}
+
+/* Does the NORMAL rule of @attr (its specs in @specs, as given) match the frame? */
+static bool ref_match(const uint8_t *specs, uint8_t nspecs, const struct fields *x)
+{
+	const uint8_t *p = specs;
+
+	for (int i = 0; i < nspecs; i++) {
+		struct ibv_flow_spec s;
+		uint16_t size;
+
+		memcpy(&size, p + offsetof(struct ibv_flow_spec_eth, size), 2);
+		memset(&s, 0, sizeof(s));
+		memcpy(&s, p, size < sizeof(s) ? size : sizeof(s));
+		p += size;
+		switch ((int)s.hdr.type) {
+		case IBV_FLOW_SPEC_ETH: {
+			const struct ibv_flow_eth_filter *v = &s.eth.val, *m = &s.eth.mask;
+			uint8_t et[2] = { (uint8_t)(x->etype >> 8), (uint8_t)x->etype };
+			uint8_t tci[2] = { (uint8_t)(x->tci >> 8), (uint8_t)x->tci };
+
+			if (!masked(x->dmac, v->dst_mac, m->dst_mac, 6) ||
+			    !masked(x->smac, v->src_mac, m->src_mac, 6) ||
+			    !masked(et, &v->ether_type, &m->ether_type, 2) ||
+			    (!zero(&m->vlan_tag, 2) &&
+			     (x->tags == 0 || !masked(tci, &v->vlan_tag, &m->vlan_tag, 2))))
+				return false;
+			break;
+		}
+		case IBV_FLOW_SPEC_IPV4:
+			if (!x->v4 || !masked(x->sip, &s.ipv4.val.src_ip, &s.ipv4.mask.src_ip, 4) ||
+			    !masked(x->dip, &s.ipv4.val.dst_ip, &s.ipv4.mask.dst_ip, 4))
+				return false;
+			break;
+		case IBV_FLOW_SPEC_IPV4_EXT:
+			if (!x->v4 ||
+			    !masked(x->sip, &s.ipv4_ext.val.src_ip, &s.ipv4_ext.mask.src_ip, 4) ||
+			    !masked(x->dip, &s.ipv4_ext.val.dst_ip, &s.ipv4_ext.mask.dst_ip, 4) ||
+			    !masked(&x->proto, &s.ipv4_ext.val.proto, &s.ipv4_ext.mask.proto, 1) ||
+			    !masked(&x->tos, &s.ipv4_ext.val.tos, &s.ipv4_ext.mask.tos, 1) ||
+			    !masked(&x->ttl, &s.ipv4_ext.val.ttl, &s.ipv4_ext.mask.ttl, 1))
+				return false;
+			break;
+		case IBV_FLOW_SPEC_IPV6: {
+			const struct ibv_flow_ipv6_filter *v = &s.ipv6.val, *m = &s.ipv6.mask;
+
+			if (!x->v6 || !masked(x->sip, v->src_ip, m->src_ip, 16) ||
+			    !masked(x->dip, v->dst_ip, m->dst_ip, 16) ||
+			    !masked(&x->proto, &v->next_hdr, &m->next_hdr, 1) ||
+			    !masked(&x->tos, &v->traffic_class, &m->traffic_class, 1) ||
+			    !masked(&x->ttl, &v->hop_limit, &m->hop_limit, 1))
+				return false;
+			break;
+		}
+		case IBV_FLOW_SPEC_TCP:
+		case IBV_FLOW_SPEC_UDP:
+			if (x->l4 != (s.hdr.type == IBV_FLOW_SPEC_TCP ? 6 : 17) ||
+			    !masked(x->ports, &s.tcp_udp.val.src_port, &s.tcp_udp.mask.src_port,
+				    2) ||
+			    !masked(x->ports + 2, &s.tcp_udp.val.dst_port,
+				    &s.tcp_udp.mask.dst_port, 2))
+				return false;
+			break;
+		default:
+			die("a flow was made with spec type %#x", (unsigned int)s.hdr.type);
+		}
+	}
+	return true;
+}
+
 /* Send the frame; if it arrives at rx, it is the same bytes. Returns whether it arrived. */
-static bool send_and_receive(const uint8_t *frame, uint32_t len)
+static bool send_and_receive(const uint8_t *frame, uint32_t len, bool expect)
 {
 	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
@@ -153,7 +342,9 @@ static bool send_and_receive(const uint8_t *frame, uint32_t len)
 	memcpy(buf, frame, len);
 	if (ibv_post_send(tx, &wr, &bad) != 0)
 		die("ibv_post_send of a %u-byte frame: %s", len, strerror(errno));
-	for (int tries = 0; tries < 1000000 && !(sent && (arrived || tries > 1000)); tries++) {
+	/* a frame expected is waited for (10^6 polls); one not, for 1000 polls after its send */
+	for (int tries = 0; tries < 1000000 && !(sent && (arrived || (tries > 1000 && !expect)));
+	     tries++) {
 		int r = ibv_poll_cq(scq, 1, &wc);
 
 		if (r == 1) {
@@ -219,14 +410,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* a port with no rule is not polled: a frame sent then would wait in the ring for a later
 	 * input's rule */
 	if (flow != NULL && flen >= 14) {
-		bool must = flow != NULL && (a.type == IBV_FLOW_ATTR_SNIFFER ||
-					     a.type == IBV_FLOW_ATTR_ALL_DEFAULT ||
-					     (a.type == IBV_FLOW_ATTR_NORMAL && nspecs == 0));
+		struct fields x;
+		bool want, got;
 
+		fields_of(frame, flen, &x);
+		want = a.type == IBV_FLOW_ATTR_SNIFFER || a.type == IBV_FLOW_ATTR_ALL_DEFAULT ||
+		       (a.type == IBV_FLOW_ATTR_MC_DEFAULT && (frame[0] & 1)) ||
+		       (a.type == IBV_FLOW_ATTR_NORMAL && ref_match(specs, nspecs, &x));
 		post_rx();
-		if (!send_and_receive(frame, (uint32_t)flen) && must)
-			die("a %zu-byte frame missed a rule of type %d that takes every frame",
-			    flen, a.type);
+		got = send_and_receive(frame, (uint32_t)flen, want);
+		if (got != want)
+			die("a %zu-byte frame %s a rule of type %d with %u specs (flags %#x): the "
+			    "reference says it %s", flen, got ? "reached" : "missed", a.type,
+			    nspecs, a.flags, want ? "matches" : "does not match");
 	}
 	if (flow != NULL && ibv_destroy_flow(flow) != 0)
 		die("ibv_destroy_flow failed");

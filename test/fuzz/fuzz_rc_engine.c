@@ -11,6 +11,10 @@
  * - every emitted packet is one the codec can encode, of this QP's P_Key and destination,
  *   with no more than an MTU of payload;
  * - send and receive completions come once each, in post order; after ERR all are flushed;
+ * - RC: a request is executed (a receive WQE or remote memory written, an atomic done, a
+ *   receive completed) only inside dpv__rc_rx of its own packet, and never twice for one PSN:
+ *   a duplicate is answered again (an ACK, the READ's bytes, the atomic's cached value), never
+ *   executed again (each execution callback counts the packet's PSN);
  * - the queues and PSNs stay consistent (head <= cur <= tail, 24-bit PSNs).
  * Input: byte 0 picks RC/UC, the MTU and max_(dest_)rd_atomic; then records (see below). */
 #include <errno.h>
@@ -62,7 +66,28 @@ struct harness {
 	uint32_t fail_emits, fail_mode;
 	int errors;
 	uint64_t now;
+	/* the packet dpv__rc_rx is handling: its PSN, whether an execution callback came */
+	bool in_rx, rx_exec;
+	uint32_t rx_psn;
 };
+
+/* RC responder executions per PSN (24 bits), and which entries to clear for the next input */
+static uint8_t executions[1 << 24];
+static uint32_t exec_psns[8192];
+static uint32_t nexec;
+
+/* An execution callback of the responder: a packet being handled, executed once at most. */
+static void executed(struct harness *x)
+{
+	CHECK(x->in_rx);
+	if (x->cfg.uc || x->rx_exec)
+		return;                           /* UC takes a PSN again as a new message */
+	x->rx_exec = true;
+	CHECK(executions[x->rx_psn] == 0);        /* a duplicate executed again */
+	executions[x->rx_psn]++;
+	CHECK(nexec < sizeof(exec_psns) / sizeof(exec_psns[0]));
+	exec_psns[nexec++] = x->rx_psn;
+}
 
 static struct fwr *fwr_of(struct harness *x, uint64_t handle)
 {
@@ -154,6 +179,7 @@ static int f_recv_write(void *ctx, uint64_t handle, uint32_t offset, const void 
 
 	CHECK(handle >= x->rdone && handle < x->rposted);
 	CHECK((uint64_t)offset + len <= x->rlen[handle % RQ]);
+	executed(x);
 	memcpy(x->rbuf[handle % RQ] + offset, data, len);
 	return 0;
 }
@@ -175,6 +201,7 @@ static int f_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *data, 
 	uint8_t *p = region(rkey, va, len, DPV_RC_ACCESS_REMOTE_WRITE, x);
 
 	CHECK(granted(x, rkey, va, len, DPV_RC_ACCESS_REMOTE_WRITE) && p != NULL);
+	executed(x);
 	memcpy(p, data, len);
 	return 0;
 }
@@ -188,6 +215,7 @@ static int f_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
 
 	CHECK(granted(x, rkey, va, 8, DPV_RC_ACCESS_REMOTE_ATOMIC) && p != NULL && !(va & 7));
 	CHECK(opcode == DPV_RC_WR_CMP_SWP || opcode == DPV_RC_WR_FETCH_ADD);
+	executed(x);
 	memcpy(&v, p, 8);
 	*orig = v;
 	v = opcode == DPV_RC_WR_FETCH_ADD ? v + compare_add : v == compare_add ? swap : v;
@@ -221,6 +249,8 @@ static void f_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 	CHECK(c->handle == x->rdone && c->handle < x->rposted);
 	CHECK(c->status != DPV_RC_WC_SUCCESS || c->opcode == DPV_RC_WC_RECV_RDMA_WITH_IMM ||
 	      c->byte_len <= x->rlen[c->handle % RQ]);
+	if (c->status == DPV_RC_WC_SUCCESS)
+		executed(x);
 	free(x->rbuf[c->handle % RQ]);
 	x->rbuf[c->handle % RQ] = NULL;
 	x->rdone++;
@@ -358,7 +388,11 @@ static void do_rx(struct harness *x, struct fuzz_input *in)
 	payload = malloc(len ? len : 1);
 	CHECK(payload != NULL);
 	fuzz_bytes(in, payload, len);
+	x->in_rx = true;
+	x->rx_exec = false;
+	x->rx_psn = h.bth.psn;
 	dpv__rc_rx(&x->rc, &h, len ? payload : NULL, len, x->now);
+	x->in_rx = false;
 	free(payload);
 }
 
@@ -382,6 +416,8 @@ static void harness_init(struct harness *x, uint8_t conf)
 	static const uint32_t mtus[] = { 256, 512, 1024, 2048, 4096 };
 
 	memset(x, 0, sizeof(*x));
+	while (nexec > 0)
+		executions[exec_psns[--nexec]] = 0;
 	x->cfg = (struct dpv_rc_config){
 		.uc = conf & 1, .mtu = mtus[(conf >> 1) % 5], .qpn = 0x21, .dest_qpn = 0x22,
 		.sq_psn = 0xFFFFF0, .rq_psn = 0xFFFFF8, .timeout = 3, .retry_cnt = 2,

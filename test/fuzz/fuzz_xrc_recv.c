@@ -14,7 +14,15 @@
  *   QP's; a successful one's byte_len fits its WQE;
  * - no byte of the buffer outside A's WQEs' scatter windows changes (the MR grants no remote
  *   access: WRITE, READ and atomics write nothing);
- * - the SRQs can be destroyed afterwards (the QP let go of them at RESET).
+ * - the SRQs can be destroyed afterwards (the QP let go of them at RESET);
+ * - with the codec's own parse of the frame as the oracle (as fuzz_ud_recv): a frame the
+ *   parser accepts, from and to the QP's path (the port's GID both ways), to the QP's number,
+ *   an XRC SEND_ONLY or SEND_ONLY_WITH_IMM at the expected PSN with at most an MTU of payload,
+ *   naming SRQ A, is delivered: A's first WQE completes, successfully, opcode RECV, byte_len
+ *   the payload's, WITH_IMM and imm_data as the frame has them, and the buffer is the guard
+ *   but for exactly the payload scattered over that WQE's windows; if it does not fit the
+ *   WQE, the WQE completes with IBV_WC_LOC_LEN_ERR and nothing is written. Nothing else
+ *   completes then.
  * A marker datagram to a UD QP, sent after each frame, says the frame went through. */
 #include <errno.h>
 #include <stdbool.h>
@@ -181,6 +189,41 @@ static void post(struct ibv_srq *s, uint64_t wr_id, struct ibv_sge *sge, int nsg
 	CHECK(ibv_post_srq_recv(s, &wr, &bad) == 0);
 }
 
+/* Would the XRC_RECV QP take this frame as a whole SEND into SRQ @srqn's WQE? Then *@fr is
+ * what it takes. */
+static bool deliverable(const uint8_t *f, size_t len, struct dpv_roce_frame *fr, uint32_t srqn)
+{
+	uint8_t op;
+
+	if (dpv__roce_frame_parse(f, len, fr) != 0)
+		return false;
+	op = fr->h.bth.opcode;
+	return memcmp(fr->dgid, fx.gid[1], 16) == 0 && memcmp(fr->sgid, fx.gid[1], 16) == 0 &&
+	       fr->h.bth.dqpn == tgt->qp_num && fr->h.bth.psn == PSN0 &&
+	       (op == (DPV_ROCE_XRC | DPV_ROCE_SEND_ONLY) ||
+		op == (DPV_ROCE_XRC | DPV_ROCE_SEND_ONLY_IMM)) &&
+	       fr->h.xrceth.srqn == srqn && fr->payload_len <= 1024;
+}
+
+/* The buffer after the frame: @want (@n bytes, NULL: none) scattered over @sge, guard bytes
+ * everywhere else. */
+static void check_area(const struct ibv_sge *sge, int nsge, const uint8_t *want, uint32_t n)
+{
+	uint8_t *expect = malloc(AREA);
+	uint32_t off = 0;
+
+	CHECK(expect != NULL);
+	memset(expect, GUARD, AREA);
+	for (int i = 0; i < nsge && off < n; i++) {
+		uint32_t k = sge[i].length < n - off ? sge[i].length : n - off;
+
+		memcpy(expect + (sge[i].addr - (uintptr_t)area), want + off, k);
+		off += k;
+	}
+	CHECK(memcmp(expect, area, AREA) == 0);
+	free(expect);
+}
+
 static bool in_windows(size_t off, const struct ibv_sge *sge, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -198,7 +241,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ibv_srq *a, *b;
 	uint32_t na, nb, room[2] = { 0, 0 };
 	struct ibv_wc wc[4];
+	struct dpv_roce_frame fr;
 	size_t len;
+	bool deliver = false;
 	int got;
 
 	for (int w = 0; w < 2; w++)
@@ -230,6 +275,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ctl & 0x20)
 		fx_fix_icrc(f, len);
 	if (len >= 14) {
+		deliver = deliverable(f, len, &fr, na);
 		fx_raw_send(f, len);
 		sync_marker();
 	}
@@ -243,6 +289,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t off = 0; off < AREA; off++)
 		CHECK(area[off] == GUARD || in_windows(off, sge, 6));
+	if (deliver) {
+		CHECK(got == 1);
+		if (fr.payload_len > room[0]) {
+			CHECK(wc[0].status == IBV_WC_LOC_LEN_ERR);
+			check_area(sge, nsge, NULL, 0);
+		} else {
+			CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_RECV &&
+			      wc[0].byte_len == fr.payload_len);
+			bool imm = fr.h.bth.opcode == (DPV_ROCE_XRC | DPV_ROCE_SEND_ONLY_IMM);
+
+			CHECK(wc[0].wc_flags == (imm ? IBV_WC_WITH_IMM : 0));
+			CHECK(!imm || wc[0].imm_data == fr.h.imm);
+			check_area(sge, nsge, f + fr.payload_off, fr.payload_len);
+		}
+	}
 	/* RESET lets go of the SRQs: they can go */
 	modify(tgt, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET }, IBV_QP_STATE);
 	while (ibv_poll_cq(acq, 4, wc) > 0)

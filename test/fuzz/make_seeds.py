@@ -76,7 +76,10 @@ def post_send_seeds():
 # --- fuzz_flow_spec: see make_specs() and LLVMFuzzerTestOneInput() ---------------------------
 def flow(specs, frame, ftype=0, flags=0):
     """Well-formed specs (mode 2: num_of_specs = their count); shape picks type and flags."""
-    body = b''.join(u8(k) + data for k, data in specs)
+    # from offset 6 of struct ibv_flow_spec_*: IPV4, IPV4_EXT and IPV6 (k 1-3) have 2 bytes
+    # of padding before their val, ETH and TCP/UDP 2 after their mask
+    body = b''.join(u8(k) + (bytes(2) + data if k % 6 in (1, 2, 3) else data + bytes(2))
+                    for k, data in specs)
     shape = ftype | (4 if flags else 0)
     return u8(shape) + u8(2) + u8(len(specs)) + body + u16(0) + frame
 
@@ -94,6 +97,13 @@ def flow_seeds():
     ip4 = u32(0x0100000a) + u32(0x0200000a)
     ip4_ext = ip4 + bytes([17, 0, 0, 0]) + b'\xff' * 8 + bytes([0xff, 0, 0, 0])   # val, mask
     tcp_udp = u16(0x8813) + u16(0) + u16(0xffff) + u16(0)       # dst port 5000 (network order)
+    qinq = udp4[:12] + bytes([0x88, 0xa8, 0, 7, 0x81, 0, 0, 5]) + udp4[12:]
+
+    def vlan_eth(tci, tci_mask, etype=None):
+        # struct ibv_flow_spec_eth's val and mask: no MACs, the ether type, the VLAN tag
+        em = 0xffff if etype is not None else 0
+        return (bytes(12) + struct.pack('>HH', etype or 0, tci) + bytes(12) +
+                struct.pack('>HH', em, tci_mask))
     ip6 = (bytes(15) + b'\1' + bytes(15) + b'\2' + u32(0) + bytes([6, 0, 0]) + bytes(1) +
            b'\xff' * 32 + u32(0) + bytes([0xff, 0, 0]) + bytes(1))
     return {
@@ -105,6 +115,16 @@ def flow_seeds():
         'all_default': flow([], tcp6, ftype=1),
         'dont_trap': flow([(0, eth)], udp4, flags=1),
         'short_spec': flow([(0x80, u8(12) + eth)], udp4),
+        # the reference matcher's cases: a frame to another MAC (last byte), a VLAN mask on an
+        # untagged frame, the last of two tags, an IPV4 spec on an IPv6 frame, a layer twice
+        # (refused), MC_DEFAULT, a source port
+        'eth_dmac_other': flow([(0, eth)], udp4[:5] + b'\xab' + udp4[6:]),
+        'vlan_mask_untagged': flow([(0, vlan_eth(0, 0x0fff))], udp4),
+        'vlan_last_of_two': flow([(0, vlan_eth(5, 0x0fff, 0x0800))], qinq),
+        'ipv4_spec_on_ipv6': flow([(0, vlan_eth(0, 0, 0x86dd)), (1, bytes(16))], tcp6),
+        'eth_twice': flow([(0, eth), (0, eth)], udp4),
+        'mc_default': flow([], b'\x01\x00\x5e\x00\x00\x01' + udp4[6:], ftype=2),
+        'udp_src_port': flow([(5, struct.pack('>HHHH', 0, 12345, 0, 0xffff))], udp4),
     }
 
 
@@ -172,6 +192,13 @@ def roce_seeds():
     deth = struct.pack('>II', 0x11111111, 0x34)
     reth = struct.pack('>QII', 0x7f0000001000, 0x1234, 64)
     atomic = struct.pack('>QIQQ', 0x7f0000001000, 0x1234, 1, 2)
+
+    def flags(b):
+        b = bytearray(b)
+        b[1] |= 0xC0                 # SE, MigReq
+        b[4] |= 0xC0                 # FECN, BECN
+        b[8] |= 0x80                 # AckReq
+        return bytes(b)
     return {
         'ud_send_ipv4': roce_frame(bth(0x64) + deth, payload=b'hello'),
         'ud_send_imm_ipv6': roce_frame(bth(0x65) + deth + b'\0\0\0\7', v6=True, payload=b'x' * 13),
@@ -180,6 +207,16 @@ def roce_seeds():
         'rc_atomic_ack_ipv6': roce_frame(bth(0x12) + struct.pack('>IQ', 5, 99), v6=True),
         'xrc_cmp_swap': roce_frame(bth(0xB3) + struct.pack('>I', 7) + atomic),
         'bad_icrc': roce_frame(bth(0x04), payload=b'abc')[:-1] + b'\0',
+        # every BTH flag set (SE, MigReq, FECN, BECN, AckReq) and an IETH
+        'rc_send_inv_flags': roce_frame(flags(bth(0x17, dqpn=0x123456, psn=0xABCDEF)) +
+                                        struct.pack('>I', 0xCAFE0001), payload=b'inv'),
+        'rc_read_resp_first_aeth': roce_frame(bth(0x0D) + struct.pack('>I', 0x1F000007),
+                                              payload=bytes(range(256))),
+        'xrc_write_only_imm': roce_frame(bth(0xAB) + struct.pack('>I', 0x00ABCDEF) + reth +
+                                         b'\1\2\3\4', payload=bytes(64)),
+        'ud_send_24bit_qpns': roce_frame(bth(0x64, dqpn=0xFEDCBA) +
+                                         struct.pack('>II', 0x80010002, 0xABCDEF), payload=b'q'),
+        'uc_send_last_imm_ipv6': roce_frame(bth(0x23) + b'\9\8\7\6', v6=True, payload=b'u'),
     }
 
 
@@ -209,6 +246,9 @@ def ud_recv_seeds():
         'mutated_unfixed': inp(T, mutations=((60, 0x10),)),
         'raw_not_ours': inp(0, payload=roce_frame(struct.pack('>BBHII', 0x64, 0, 0xFFFF, 2, 1) +
                                                   struct.pack('>II', 0x600DF00D, 9), payload=b'r')),
+    }
+
+
 # --- fuzz_rc_engine: see its records (do_post_send, do_post_recv, do_rx) for the decoding ----
 def rc_conf(uc=False, mtu_index=2, rd_atomic=2, dest_rd_atomic=2, rnr_forever=True):
     # bit 0 UC, (bits 1-3) % 5 the MTU, bit 4 rnr_retry 7, bits 5-6 max_rd_atomic, 6-7 dest
@@ -279,6 +319,12 @@ def rc_engine_seeds():
         'tx_full': rc + bytes([0xEB]) + rc_send(SEND, 2000) + rc_tick(1) + rc_tick(1),
         'gather_fault': rc + rc_send(SEND, 10) + bytes([0xE3]) + rc_send(SEND, 2000) +
         rc_pkt(0x11, where='sent'),
+        # a SEND and a WRITE, each followed by its copy (PSN one behind): acknowledged again,
+        # never executed again
+        'dups_not_again': rc + rc_recv(100) + rc_recv(100) + rc_pkt(0x04, payload=b'abcd') +
+        rc_pkt(0x04, delta=0xFF, payload=b'abcd') +
+        rc_pkt(0x0A, key='w', reth_len=8, payload=bytes(8)) +
+        rc_pkt(0x0A, delta=0xFF, key='w', reth_len=8, payload=bytes(8)),
     }
 
 

@@ -36,7 +36,7 @@ static uint32_t rnd(uint32_t n)
 struct fields {
 	uint8_t dmac[6], smac[6];
 	uint16_t etype, vlan;
-	bool ipv4;
+	bool ipv4, ipv6, tagged;
 	uint32_t sip, dip;
 	uint8_t proto, tos, ttl, sip6[16], dip6[16], l4;
 	uint16_t sport, dport;
@@ -55,6 +55,8 @@ static void fields_of(const uint8_t *h, uint32_t len, struct fields *f)
 	f->etype = htobe16(info.ethertype);
 	if (info.vlans > 0)
 		memcpy(&f->vlan, h + info.l2_len - 4, 2);
+	f->tagged = info.vlans > 0;
+	f->ipv6 = info.l3 == DPV_L3_IPV6;
 	if (info.l3 == DPV_L3_IPV4) {
 		const uint8_t *ip = h + info.l2_len;
 
@@ -92,7 +94,8 @@ static bool matches(const struct dpv_flow_match *m, const struct fields *f)
 {
 	if (!bytes_ok(m->dmac, m->dmac_m, f->dmac, 6) || !bytes_ok(m->smac, m->smac_m, f->smac, 6) ||
 	    (f->etype & m->etype_m) != (m->etype & m->etype_m) ||
-	    (f->vlan & m->vlan_m) != (m->vlan & m->vlan_m))
+	    (f->vlan & m->vlan_m) != (m->vlan & m->vlan_m) || (m->tagged && !f->tagged) ||
+	    (m->l3 == 4 && !f->ipv4) || (m->l3 == 6 && !f->ipv6))
 		return false;
 	if ((m->sip_m || m->dip_m) && (!f->ipv4 || (f->sip & m->sip_m) != (m->sip & m->sip_m) ||
 				       (f->dip & m->dip_m) != (m->dip & m->dip_m)))
@@ -170,6 +173,7 @@ static void rule_of(enum shape sh, struct dpv_flow_match *m)
 	case S_VLAN:
 		m->vlan = htobe16(vlans[rnd(2)]);
 		m->vlan_m = htobe16(0x0fff);
+		m->tagged = rnd(2);       /* as a VLAN spec asks (flow.c); without: TCI 0 too */
 		break;
 	case S_IPV4_NET:
 		m->dip = htobe32(ips[rnd(3)]);

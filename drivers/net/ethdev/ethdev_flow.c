@@ -33,13 +33,13 @@ static void add(struct dpv_eth_pattern *p, enum rte_flow_item_type type, const v
 
 static bool ipv6_rule(const struct dpv_flow_match *m)
 {
-	return any(m->sip6_m, 16) || any(m->dip6_m, 16) ||
+	return any(m->sip6_m, 16) || any(m->dip6_m, 16) || m->l3 == 6 ||
 	       (m->etype_m == 0xffff && m->etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6));
 }
 
 static bool ipv4_rule(const struct dpv_flow_match *m)
 {
-	return m->sip_m || m->dip_m ||
+	return m->sip_m || m->dip_m || m->l3 == 4 ||
 	       (m->etype_m == 0xffff && m->etype == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4));
 }
 
@@ -76,7 +76,7 @@ static void add_l3(struct dpv_eth_pattern *p, const struct dpv_flow_match *m, bo
 
 int dpv__eth_flow_pattern(const struct dpv_flow_match *m, struct dpv_eth_pattern *p)
 {
-	bool v4 = ipv4_rule(m), v6 = ipv6_rule(m), vlan = m->vlan_m != 0;
+	bool v4 = ipv4_rule(m), v6 = ipv6_rule(m), vlan = m->vlan_m != 0 || m->tagged;
 
 	memset(p, 0, sizeof(*p));
 	if (v4 && v6)
