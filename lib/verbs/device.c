@@ -387,13 +387,18 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = ~0xfffULL;
+	/* 0xffffff, rxe's: no IEEE OUI of a hardware vendor (doc/api.md, "Device attributes") */
+	a->vendor_id = DPV_VENDOR_ID;
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = (dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0) |
 				IBV_DEVICE_XRC | IBV_DEVICE_MEM_WINDOW |
-				IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+				IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+				IBV_DEVICE_RC_RNR_NAK_GEN |  /* lib/roce/rc_resp.c: no WQE, RNR NAK */
+				IBV_DEVICE_SRQ_RESIZE;       /* srq.c: IBV_SRQ_MAX_WR resizes */
 	a->max_sge = 30;
+	a->max_sge_rd = 30;                      /* a READ scatters into a send WR's SGEs */
 	a->max_srq = 65536;
 	a->max_srq_wr = (int)cfg->max_qp_wr;
 	a->max_srq_sge = 30;
@@ -506,7 +511,7 @@ int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_por
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = ib_mtu_of(ctx->dev->caps.mtu);
 	a.gid_tbl_len = DPV_ROCE_GID_TBL_LEN;
-	a.max_msg_sz = ctx->dev->caps.max_frame;
+	a.max_msg_sz = DPV_MAX_MSG_SZ;           /* RC/UC's; UD's is the MTU, RAW's a frame */
 	a.pkey_tbl_len = 1;
 	ib_speed_of(link.speed_mbps, &a.active_width, &a.active_speed);
 	a.phys_state = link.up ? 5 /* LinkUp */ : 3 /* Disabled */;

@@ -1253,6 +1253,11 @@ void dpv__qpn_free(struct dpv_device *dev, struct dpv_qp *qp, uint32_t qpn);
 #define DPV_MAX_MCAST_QP_ATTACH 56
 /* READ/atomics an RC QP may have outstanding, as requester and as responder */
 #define DPV_MAX_RD_ATOM 16
+/* ibv_query_port's max_msg_sz: the largest RC/UC message (lib/roce's DPV_RC_MAX_MSG, which
+ * rc_glue.c asserts is the same); UD messages are bounded by the MTU, RAW ones by a frame. */
+#define DPV_MAX_MSG_SZ (1u << 31)
+/* ibv_query_device's vendor_id: 0xffffff, no IEEE OUI (rxe's; no hardware vendor's) */
+#define DPV_VENDOR_ID 0xffffffu
 
 /* The QP numbered @qpn on @dev, or NULL; for the receive side, which holds the device's
  * rx_lock (dpv__qpn_free waits for it). */
