@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_version.h>
@@ -219,6 +221,7 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct dpv_device *d = to_ddev(device);
 	struct dpv_context *ctx;
+	struct stat st;
 	int rc = dpv__eal_ensure();
 
 	if (rc != 0)
@@ -229,6 +232,18 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return dpv__fail_ptr(-ENOMEM);
+	/* cmd_fd: a descriptor of the context's own (no uverbs file here), close-on-exec as
+	 * rdma-core opens its uverbs file; its inode tells ibv_import_device the context */
+	ctx->vctx.context.cmd_fd = memfd_create("dpverbs-context", MFD_CLOEXEC);
+	if (ctx->vctx.context.cmd_fd < 0 || fstat(ctx->vctx.context.cmd_fd, &st) != 0) {
+		rc = -errno;
+		if (ctx->vctx.context.cmd_fd >= 0)
+			close(ctx->vctx.context.cmd_fd);
+		free(ctx);
+		return dpv__fail_ptr(rc);
+	}
+	ctx->cmd_dev = st.st_dev;
+	ctx->cmd_ino = st.st_ino;
 	ctx->dev = d;                       /* before dpv__async_init makes it visible to events */
 	dpv__spinlock_init(&ctx->qps_lock);
 	TAILQ_INIT(&ctx->qps);
@@ -244,13 +259,13 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	pthread_mutex_unlock(&dev_lock);
 	if (rc != 0) {
+		close(ctx->vctx.context.cmd_fd);
 		free(ctx);
 		return dpv__fail_ptr(rc);
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	dpv__context_ops_init(&ctx->vctx);
 	ctx->vctx.context.device = device;
-	ctx->vctx.context.cmd_fd = -1;
 	ctx->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -279,6 +294,13 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	if (ctx == NULL)
 		return EINVAL;
+	pthread_mutex_lock(&dev_lock);
+	if (ctx->imports > 0) {          /* an ibv_import_device of it: the context stays */
+		ctx->imports--;
+		pthread_mutex_unlock(&dev_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&dev_lock);
 	dpv__context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
@@ -295,8 +317,29 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	dpv__mr_table_fini(ctx);
 	dpv__async_fini(ctx);
 	pthread_mutex_destroy(&ctx->lock);
+	close(ctx->vctx.context.cmd_fd);
 	free(ctx);
 	return 0;
+}
+
+/* ibv_import_device(3): the context whose cmd_fd (or a dup of it) @cmd_fd is, in this
+ * process: the same context again, which then takes one more ibv_close_device before it
+ * closes (a kernel import shares every object of the context; so does this). A descriptor
+ * of anything else, a context of another process included: EOPNOTSUPP; no descriptor:
+ * EBADF. */
+DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	struct dpv_context *ctx;
+	struct stat st;
+
+	if (fstat(cmd_fd, &st) != 0)
+		return NULL;                     /* errno EBADF */
+	pthread_mutex_lock(&dev_lock);
+	ctx = dpv__context_by_file(&st);
+	if (ctx != NULL)
+		ctx->imports++;
+	pthread_mutex_unlock(&dev_lock);
+	return ctx != NULL ? &ctx->vctx.context : dpv__fail_ptr(-EOPNOTSUPP);
 }
 
 static void verbs_stop(void)

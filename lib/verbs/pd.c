@@ -40,7 +40,36 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	if (pd == NULL)
 		return dpv__fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
+	/* a handle of its own in the context, for ibv_import_pd (1, 2, ...; 0 is none) */
+	pd->ibpd.handle = __atomic_add_fetch(&ctx->pd_handles, 1, __ATOMIC_RELAXED);
 	return &pd->ibpd;
+}
+
+/* ibv_import_pd(3): the PD (not a parent domain) of @context whose handle is @pd_handle —
+ * the same ibv_pd, as ibv_import_device gives the same context; EINVAL if it has none. */
+DPV_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct ibv_pd *found = NULL;
+
+	if (ctx == NULL)
+		return dpv__fail_ptr(-EINVAL);
+	pthread_mutex_lock(&ctx->lock);
+	for (unsigned int i = 0; i < ctx->pds.n && found == NULL; i++) {
+		struct dpv_pd *pd = ctx->pds.obj[i];
+
+		if (pd->parent == NULL && pd_handle != 0 && pd->ibpd.handle == pd_handle)
+			found = &pd->ibpd;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return found != NULL ? found : dpv__fail_ptr(-EINVAL);
+}
+
+/* ibv_unimport_pd(3): the PD stays as it is (it is the original one; ibv_dealloc_pd
+ * deallocates it). */
+DPV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
 }
 
 DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)

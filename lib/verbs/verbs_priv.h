@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 #endif
@@ -186,6 +187,12 @@ struct dpv_context {
 	struct dpv_objset ahs;              /* address handles (lib/roce) */
 	struct dpv_objset srqs, xrcds;      /* SRQs and XRC domains (srq.c, xrcd.c) */
 	struct dpv_objset qp_opens;         /* ibv_open_qp's handles (qp_open.c) */
+	/* context.cmd_fd: a memfd of its own (dup(2) works on it; its inode names this context
+	 * for ibv_import_device); ibv_import_device's not yet closed (under the device lock) */
+	dev_t cmd_dev;
+	ino_t cmd_ino;
+	int imports;
+	uint32_t pd_handles;                /* the last PD handle given (ibv_import_pd) */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -201,6 +208,10 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d)
 /* Record @obj in (or drop it from) one of @ctx's object sets; -ENOMEM. Takes ctx->lock. */
 int dpv__objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
 void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
+/* The open context whose cmd_fd is the open file @st (fstat of a descriptor), or NULL. */
+struct dpv_context *dpv__context_by_file(const struct stat *st);
+/* The MR of @ctx whose handle (its lkey) is @handle, in @pd; NULL (EINVAL) if none. */
+struct dpv_mr *dpv__mr_by_handle(struct dpv_context *ctx, struct ibv_pd *pd, uint32_t handle);
 /* Destroy whatever @ctx still holds (ibv_close_device), in dependency order. */
 void dpv__context_release(struct dpv_context *ctx);
 /* The flow ops of the context: dpv__create_flow / dpv__destroy_flow, tracked in ctx->flows. */

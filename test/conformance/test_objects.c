@@ -1,5 +1,5 @@
 /* PD, MR, CQ, completion channel and QP life cycles, and the documented errno of every
- * invalid argument (doc/semantics.md, "Object errors"). */
+ * invalid argument (doc/semantics.md, "Object errors"); cmd_fd and ibv_import_device. */
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -205,6 +205,54 @@ static void check_parent_domain(struct ibv_context *ctx, struct ibv_pd *pd, stru
 	CHECK_EQ(ibv_dealloc_td(td), 0);
 }
 
+/* context.cmd_fd is a descriptor of the context's own (dup(2) takes it, close-on-exec, closed
+ * by ibv_close_device); ibv_import_device of it or of a dup gives that context back (as the
+ * shared-PD flow of rdma-core's test_shared_pd uses it), ibv_import_pd/_mr the same objects
+ * by handle; objects made through the import are the context's; the import's close leaves the
+ * context open, the last close frees what is left and closes cmd_fd. */
+static void check_cmd_fd_import(struct ibv_context *ctx)
+{
+	struct ibv_context *c2 = ibv_open_device(ctx->device), *imp;
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
+	struct ibv_pd *pd, *ipd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	int fd, d;
+
+	CHECK(c2 != NULL, "%s", strerror(errno));
+	fd = c2->cmd_fd;
+	CHECK(fd >= 0 && fd != ctx->cmd_fd && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "cmd_fd %d", fd);
+	d = dup(fd);
+	CHECK(d >= 0, "dup(cmd_fd): %s", strerror(errno));
+	CHECK(ibv_import_device(ctx->cmd_fd) == ctx, "import of the first context");
+	CHECK_EQ(ibv_close_device(ctx), 0);              /* that import's close: ctx stays */
+	imp = ibv_import_device(d);
+	CHECK(imp == c2, "ibv_import_device(dup): %s", strerror(errno));
+	pd = ibv_alloc_pd(c2);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(pd != NULL && mr != NULL && pd->handle != 0);
+	ipd = ibv_import_pd(imp, pd->handle);
+	CHECK(ipd == pd, "ibv_import_pd: %s", strerror(errno));
+	errno = 0;
+	CHECK(ibv_import_pd(ctx, pd->handle) == NULL || ibv_import_pd(ctx, pd->handle) != pd,
+	      "another context's PD");
+	CHECK(ibv_import_mr(ipd, mr->handle) == mr, "ibv_import_mr: %s", strerror(errno));
+	cq = ibv_create_cq(imp, 8, NULL, NULL, 0);
+	CHECK(cq != NULL && cq->context == c2);
+	ibv_unimport_mr(mr);
+	ibv_unimport_pd(ipd);
+	CHECK_EQ(ibv_close_device(imp), 0);              /* the import's: c2 and its objects stay */
+	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);             /* the MR still holds it */
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(c2), 0);               /* the last: cmd_fd closed, dup still open */
+	CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF, "cmd_fd %d left open", fd);
+	errno = 0;
+	CHECK(ibv_import_device(d) == NULL && errno == EOPNOTSUPP, "import of a closed context");
+	close(d);
+}
+
 int main(void)
 {
 	struct ibv_context *ctx = test_open(NULL);
@@ -219,6 +267,7 @@ int main(void)
 	check_qp_create(ctx, pd, cq);
 	check_unsupported(ctx, pd, cq);
 	check_parent_domain(ctx, pd, cq);
+	check_cmd_fd_import(ctx);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	/* check_pd_mr left one PD with one MR: the MR holds the PD; close frees both (rdma-core) */
