@@ -249,10 +249,24 @@ struct dpv_td {
 
 struct dpv_pd {
 	struct ibv_pd ibpd;
-	int refs;                  /* MRs, QPs and parent domains using it */
+	int refs;                  /* MRs, QPs, CQs and parent domains using it */
 	struct dpv_pd *parent;     /* parent domain: the PD it stands for */
 	struct dpv_td *td;         /* parent domain: its thread domain (lock-free QPs) */
+	/* parent domain: the program's allocator for queue rings (dpv__qbuf_alloc), and the
+	 * pd_context both take */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
 };
+
+/* A zeroed, cache-aligned ring of @size bytes for a queue: from @pd's allocator when @pd is a
+ * parent domain with one (resource_type @type, enum dpv_alloc_resource; *@custom true), else
+ * dpverbs' own (the allocator answered IBV_ALLOCATOR_USE_DEFAULT, or there is none). NULL:
+ * out of memory (or the allocator's pointer not 8-byte aligned: given back). */
+void *dpv__qbuf_alloc(struct dpv_pd *pd, size_t size, uint64_t type, bool *custom);
+/* Give back what dpv__qbuf_alloc gave (@custom as it said); NULL is nothing. */
+void dpv__qbuf_free(struct dpv_pd *pd, void *p, uint64_t type, bool custom);
 
 static inline struct dpv_pd *to_dpd(struct ibv_pd *p)
 {
@@ -429,6 +443,8 @@ struct dpv_cq {
 	};
 	dpv_spinlock_t lock;       /* the CQE ring */
 	struct dpv_cqe *ring;
+	struct dpv_pd *buf_pd;     /* ibv_create_cq_ex's parent domain (held), or NULL */
+	bool ring_custom;          /* ring came from its allocator */
 	uint32_t size;             /* ring entries: cqe + 1 */
 	uint32_t head, tail;       /* tail: next written, head: next polled */
 	bool armed, solicited_only;
@@ -504,9 +520,10 @@ void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
 void dpv__cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
-/* A CQ as ibv_create_cq makes it (checked arguments); NULL and errno. */
+/* A CQ as ibv_create_cq makes it (checked arguments), its ring from parent domain @pd's
+ * allocator if @pd (held until it is destroyed) has one; NULL and errno. */
 struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_context,
-			      struct ibv_comp_channel *channel, int comp_vector);
+			      struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *pd);
 /* Before taking completions: progress the context as dpv_poll_cq does (when the CQ is empty,
  * and every 16th poll anyway). */
 void dpv__cq_poll_progress(struct dpv_cq *cq);
@@ -602,6 +619,8 @@ struct dpv_tx_desc {
  * vCPUs here). The fields before them are read-only once the QP is set up. */
 struct dpv_sq {
 	struct dpv_wqe *wqe;
+	struct dpv_pd *buf_pd;     /* the parent domain whose allocator gave wqe, if it did */
+	bool wqe_custom;
 	uint32_t size, mask;       /* slots: a power of two >= max_wr */
 	uint32_t max_wr;
 	uint32_t max_sge;
@@ -669,6 +688,9 @@ _Static_assert(sizeof(struct dpv_rwqe) == 32, "two receive WQEs per cache line")
  * when max_sge is 1, else in rows of @sge (whose first entry the WQE repeats). */
 struct dpv_rq {
 	struct dpv_rwqe *wqe;
+	struct dpv_pd *buf_pd;     /* the parent domain whose allocator gave wqe, if it did */
+	uint64_t buf_type;         /* DPV_RES_RQ or DPV_RES_SRQ */
+	bool wqe_custom;
 	struct ibv_sge *sge;       /* NULL when max_sge is 1 */
 	uint32_t size, mask, max_wr, max_sge;
 	uint32_t head, tail;       /* tail: next to fill */
@@ -1052,7 +1074,9 @@ static inline void dpv__ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_
 	*out_sge = max_sge > 0 ? max_sge : 1;
 }
 
-int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge);
+/* The send queue's rings; the WQE ring from @pd's allocator if it is a parent domain with
+ * one (dpv__qbuf_alloc); -ENOMEM. */
+int dpv__sq_init(struct dpv_sq *sq, struct dpv_pd *pd, uint32_t max_wr, uint32_t max_sge);
 /* The MR slots of the WQE at @index. */
 static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 {
@@ -1074,7 +1098,9 @@ bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp));
 /* Forget every WR (RESET): cursors back to 0. */
 void dpv__sq_clear(struct dpv_sq *sq);
 /* Receive side (rq.c, flow.c). */
-int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge);
+/* A receive ring; its WQEs from @pd's allocator (resource @type) as dpv__sq_init's. */
+int dpv__rq_init(struct dpv_rq *rq, struct dpv_pd *pd, uint64_t type, uint32_t max_wr,
+		 uint32_t max_sge);
 void dpv__rq_fini(struct dpv_rq *rq);
 /* ERR: every posted receive WQE completes with FLUSH_ERR; RESET: forgotten. QP lock held. */
 void dpv__rq_flush(struct dpv_qp *qp);
