@@ -109,6 +109,7 @@ struct dpv_device {
 	struct dpv_port_caps caps;
 	int index;                 /* in the driver's port order */
 	int open_count;            /* contexts open on this device */
+	bool raw_loop;             /* RAW local loopback on: open_count >= 2 (lib/raw/raw_qp.c) */
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
 	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
 	/* fault injection (faults.c): [0] receive, under rx_lock; [1] transmit, its own lock */
