@@ -19,6 +19,7 @@ void dpv__device_flows_init(struct dpv_device *dev)
 	TAILQ_INIT(&dev->flows);
 	dev->steer = NULL;
 	dpv__spinlock_init(&dev->rx_lock);
+	dpv__spinlock_init(&dev->raw_loop_lock);
 }
 
 /* The size a spec of @type must have at least (its struct in verbs.h); 0: not supported. */

@@ -254,8 +254,8 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (rc == 0 && (rc = dpv__mr_table_init(ctx)) != 0)
 		dpv__async_fini(ctx);
 	if (rc == 0) {
-		d->open_count++;
-		__atomic_store_n(&d->raw_loop, d->open_count >= 2, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&d->open_count, 1, __ATOMIC_RELEASE);
+		dpv__device_raw_loop_update(d);
 		nb_open++;
 	}
 	pthread_mutex_unlock(&dev_lock);
@@ -305,8 +305,9 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	dpv__context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
-	__atomic_store_n(&d->raw_loop, d->open_count - 1 >= 2, __ATOMIC_RELAXED);
-	if (--d->open_count == 0) {
+	__atomic_fetch_sub(&d->open_count, 1, __ATOMIC_RELEASE);
+	dpv__device_raw_loop_update(d);
+	if (d->open_count == 0) {
 		dpv__spinlock_lock(&d->rx_lock);
 		dpv__device_faults_stop(d);
 		dpv__spinlock_unlock(&d->rx_lock);

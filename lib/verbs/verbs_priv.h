@@ -109,7 +109,8 @@ struct dpv_device {
 	struct dpv_port_caps caps;
 	int index;                 /* in the driver's port order */
 	int open_count;            /* contexts open on this device */
-	bool raw_loop;             /* RAW local loopback on: open_count >= 2 (lib/raw/raw_qp.c) */
+	bool raw_loop;             /* RAW local loopback on (dpv__device_raw_loop_update) */
+	dpv_spinlock_t raw_loop_lock;
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
 	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
 	/* fault injection (faults.c): [0] receive, under rx_lock; [1] transmit, its own lock */
@@ -1257,10 +1258,23 @@ void dpv__device_faults_start(struct dpv_device *dev);
 void dpv__device_faults_stop(struct dpv_device *dev);
 uint16_t dpv__device_fault_tx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			      uint16_t cap);
+/* RAW local loopback (lib/raw/raw_qp.c): on while two contexts or more have @dev open and
+ * something receives on its port (else nothing would take the copies out of the loopback
+ * ring). Called after either count changed; the last call, under the lock, sees both. */
+static inline void dpv__device_raw_loop_update(struct dpv_device *dev)
+{
+	dpv__spinlock_lock(&dev->raw_loop_lock);
+	__atomic_store_n(&dev->raw_loop,
+			 __atomic_load_n(&dev->open_count, __ATOMIC_ACQUIRE) >= 2 &&
+			 __atomic_load_n(&dev->rx_users, __ATOMIC_ACQUIRE) > 0, __ATOMIC_RELAXED);
+	dpv__spinlock_unlock(&dev->raw_loop_lock);
+}
+
 /* A transport gained (+1) or lost (-1) a receiver on @dev. */
 static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
 	__atomic_fetch_add(&dev->rx_users, delta, __ATOMIC_RELEASE);
+	dpv__device_raw_loop_update(dev);
 }
 void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
