@@ -158,6 +158,18 @@ const char *dpv_eal_args(void);
  */
 unsigned int dpv_dma_range_count(void);
 
+/**
+ * The resource_type with which dpverbs calls a parent domain's allocator and free function
+ * (ibv_alloc_parent_domain(3), IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS): which ring of a queue
+ * it asks for. Other bookkeeping of a queue stays in dpverbs' own memory.
+ */
+enum dpv_alloc_resource {
+	DPV_RES_SQ = 1,        /* a QP's send queue: one slot per WR */
+	DPV_RES_RQ = 2,        /* a QP's receive queue: one WQE per receive */
+	DPV_RES_SRQ = 3,       /* an SRQ's WQEs */
+	DPV_RES_CQ = 4,        /* a CQ's completions (ibv_create_cq_ex with the parent domain) */
+};
+
 /** How a QP's send queue makes progress (doc/architecture.md, "Progress models"). */
 enum dpv_progress {
 	/* The posting thread builds the frames and hands them to the port in the same call;

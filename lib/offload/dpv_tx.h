@@ -72,6 +72,13 @@ struct dpv_txh {
 	struct dpv_mbuf_stash burst;   /* dpv__tx_burst's: software TSO segments */
 	struct dpv_tx_counters cnt;    /* frames, bytes, tso_segments_sw: burst side; others: build */
 	TAILQ_ENTRY(dpv_txh) next;     /* its owner's list (statistics) */
+	/* Local loopback (its owner's choice; NULL: none): while *loop_on, a copy of every
+	 * packet the port takes, its checksums written, goes to loop(loop_arg, copies, n), which
+	 * takes what it can and returns how many; dpv__tx_pkts_burst frees the rest. */
+	const bool *loop_on;
+	unsigned int (*loop)(void *arg, struct rte_mbuf **m, unsigned int n);
+	void *loop_arg;
+	uint64_t loop_drops;           /* copies nobody took (no mbuf, or loop full) */
 };
 
 /* Refill @s from @h's pool; one mbuf, or NULL when the pool is empty. */
@@ -119,6 +126,20 @@ void dpv__tx_copy_csum(struct dpv_txh *h, struct rte_mbuf *m, const struct dpv_t
  * the IPv4 header and TCP/UDP checksums written, the bytes a copy and dpv__sw_csum give. */
 void dpv__tx_copy_sw_csum(uint8_t *dst, const struct dpv_tx_seg *seg, uint16_t nseg,
 			  uint32_t len);
+/* Hand @n packets to the port's queue (with the local loopback's copies, when it is on):
+ * how many it took, in order. */
+static inline uint16_t dpv__tx_pkts_burst(struct dpv_txh *h, struct rte_mbuf **pkts,
+					  uint16_t n);
+uint16_t dpv__tx_pkts_burst_looped(struct dpv_txh *h, struct rte_mbuf **pkts, uint16_t n);
+
+static inline uint16_t dpv__tx_pkts_burst(struct dpv_txh *h, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (__builtin_expect(h->loop_on != NULL && __atomic_load_n(h->loop_on, __ATOMIC_RELAXED),
+			     0))
+		return dpv__tx_pkts_burst_looped(h, pkts, n);
+	return h->ops->tx_burst(h->q, pkts, n);
+}
+
 /* Hand built frames to the port; returns how many it took wholly, in order. */
 uint16_t dpv__tx_burst(struct dpv_txh *h, void **frames, uint16_t n);
 /* Drop a built frame that will never be sent (flush). */

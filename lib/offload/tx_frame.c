@@ -665,7 +665,7 @@ uint16_t dpv__tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
 	/* lengths now: a PMD may free what it takes inside tx_burst (net_null, tap, pcap) */
 	for (uint16_t j = 0; j < k; j++)
 		len[j] = pkts[j]->pkt_len;
-	sent = k ? txh->ops->tx_burst(txh->q, pkts, k) : 0;
+	sent = k ? dpv__tx_pkts_burst(txh, pkts, k) : 0;
 	for (uint16_t j = 0; j < sent; j++)
 		txh->cnt.bytes += len[j];
 	txh->cnt.frames += sent;
@@ -682,6 +682,60 @@ uint16_t dpv__tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
 		if (is_tso(frames[i]))
 			dpv__tx_tso_free(to_tso(frames[i]));
 	return taken;
+}
+
+/* A copy of @m as a wire would give it to a receiver: one fresh chain from @h's pool, the
+ * checksums the port was asked for written in software, no offload flag; NULL when there is
+ * no mbuf, or @m is a hardware TSO packet (a wire would carry its segments: not looped). */
+static struct rte_mbuf *loop_copy(struct dpv_txh *h, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+	struct dpv_hdr_info info;
+
+	if (m->ol_flags & RTE_MBUF_F_TX_TCP_SEG)
+		return NULL;
+	c = rte_pktmbuf_copy(m, h->mp, 0, UINT32_MAX);
+	if (c == NULL)
+		return NULL;
+	if ((m->ol_flags & (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK)) &&
+	    rte_pktmbuf_is_contiguous(c)) {
+		dpv__hdr_parse(rte_pktmbuf_mtod(c, const uint8_t *), c->data_len, &info);
+		dpv__sw_csum(c, &info);
+	}
+	c->ol_flags = 0;
+	c->port = RTE_MBUF_PORT_INVALID;      /* what the receive side knows a looped frame by */
+	return c;
+}
+
+uint16_t dpv__tx_pkts_burst_looped(struct dpv_txh *h, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *copy[BURST_PKTS];
+	uint16_t sent = 0;
+
+	while (sent < n) {
+		uint16_t k = RTE_MIN((uint16_t)(n - sent), (uint16_t)BURST_PKTS), took, nc = 0;
+
+		/* copied before the port takes them: a PMD may free what it takes at once */
+		for (uint16_t j = 0; j < k; j++)
+			copy[j] = loop_copy(h, pkts[sent + j]);
+		took = h->ops->tx_burst(h->q, pkts + sent, k);
+		for (uint16_t j = 0; j < took; j++)
+			if (copy[j] != NULL)
+				copy[nc++] = copy[j];
+		h->loop_drops += took - nc;
+		if (nc > 0) {
+			unsigned int in = h->loop(h->loop_arg, copy, nc);
+
+			h->loop_drops += nc - in;
+			rte_pktmbuf_free_bulk(copy + in, nc - in);
+		}
+		for (uint16_t j = took; j < k; j++)
+			rte_pktmbuf_free(copy[j]);
+		sent += took;
+		if (took < k)
+			break;
+	}
+	return sent;
 }
 
 void dpv__tx_drop(void *frame)

@@ -21,6 +21,7 @@ void dpv__device_flows_init(struct dpv_device *dev)
 	TAILQ_INIT(&dev->flows);
 	dev->steer = NULL;
 	dpv__spinlock_init(&dev->rx_lock);
+	dpv__spinlock_init(&dev->raw_loop_lock);
 }
 
 /* The size a spec of @type must have at least (its struct in verbs.h); 0: not supported. */
@@ -64,28 +65,25 @@ static void match_ip_fields(struct dpv_flow_match *m, uint8_t proto, uint8_t pro
 	m->ttl_m = ttl_m;
 }
 
-/* attr->size bounds the specs (ibv_create_flow(3): the attribute and its specs): a spec that
- * claims more, or fewer bytes than its type has, is EINVAL; nothing past attr->size is read. */
+/* The specs follow the attribute, num_of_specs of them, each as long as its own size field
+ * says (rdma-core walks them so and never reads attr->size: pyverbs passes
+ * sizeof(struct ibv_flow_attr) there whatever the specs). A spec shorter than its header or its
+ * type is EINVAL; an unknown type, or one longer than any spec verbs.h has, EOPNOTSUPP, before
+ * anything past its header is read. */
 static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *m)
 {
 	const uint8_t *p = (const uint8_t *)(attr + 1);
 	unsigned int seen = 0;            /* the layers given: 1 ETH, 2 L3, 4 L4 */
-	size_t left;
 
 	memset(m, 0, sizeof(*m));
-	if (attr->size < sizeof(*attr))
-		return -EINVAL;
-	left = attr->size - sizeof(*attr);
 	for (int i = 0; i < attr->num_of_specs; i++) {
 		/* specs follow each other at 4-byte offsets: copy one out, aligned */
 		struct ibv_flow_spec copy;
 		const struct ibv_flow_spec *spec = &copy;
 		struct { enum ibv_flow_spec_type type; uint16_t size; } hdr;
 
-		if (left < sizeof(hdr))
-			return -EINVAL;
 		memcpy(&hdr, p, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > left)
+		if (hdr.size < sizeof(hdr))
 			return -EINVAL;
 		if (spec_size(hdr.type) == 0 || hdr.size > sizeof(copy))
 			return -EOPNOTSUPP;
@@ -156,7 +154,6 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 			return -EOPNOTSUPP;
 		}
 		p += hdr.size;
-		left -= hdr.size;
 	}
 	return 0;
 }

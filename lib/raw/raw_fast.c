@@ -165,7 +165,7 @@ static void fast_burst(struct dpv_qp *qp, struct rte_mbuf **pkts, const uint32_t
 		       uint16_t n, uint64_t bytes)
 {
 	struct dpv_txh *h = qp->txh;
-	uint16_t took = h->ops->tx_burst(h->q, pkts, n);
+	uint16_t took = dpv__tx_pkts_burst(h, pkts, n);
 
 	if (unlikely(took != n)) {
 		bytes = 0;

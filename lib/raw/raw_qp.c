@@ -38,18 +38,32 @@ static void check_placement(struct dpv_qp *qp)
 			  qp->ctx->dev->caps.name, port, me, port);
 }
 
+/* The local loopback's copies of what a RAW QP sends: to the port's loopback ring, which the
+ * port's receive side takes before its own burst (steered as frames from the wire). */
+static unsigned int raw_loop(void *dev, struct rte_mbuf **m, unsigned int n)
+{
+	return dpv__device_loopback(dev, m, n);
+}
+
 static int open_txh(struct dpv_qp *qp)
 {
+	struct dpv_device *dev = qp->ctx->dev;
 	struct dpv_txh *h = calloc(1, sizeof(*h));
 	int rc;
 
 	if (h == NULL)
 		return -ENOMEM;
-	rc = dpv__device_txh_open(qp->ctx->dev, h, dpv__wqe_release);
+	rc = dpv__device_loop_init(dev);
+	if (rc == 0)
+		rc = dpv__device_txh_open(dev, h, dpv__wqe_release);
 	if (rc != 0) {
 		free(h);
 		return rc;
 	}
+	/* mlx5's local loopback: on while two contexts or more have the device open */
+	h->loop_on = &dev->raw_loop;
+	h->loop = raw_loop;
+	h->loop_arg = dev;
 	qp->txh = h;
 	return 0;
 }

@@ -456,6 +456,8 @@ static void run_local(struct dpv_qp *qp, struct dpv_wqe *w, const struct ibv_sen
 	dpv__wqe_release(w);
 }
 
+_Static_assert(DPV_RC_MAX_MSG == DPV_MAX_MSG_SZ, "ibv_query_port's max_msg_sz is RC's limit");
+
 static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t now)
 {
 	struct dpv_rc_qp *rq = to_rcqp(qp);

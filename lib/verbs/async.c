@@ -86,6 +86,18 @@ void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type)
 	pthread_mutex_unlock(&open_lock);
 }
 
+struct dpv_context *dpv__context_by_file(const struct stat *st)
+{
+	struct dpv_context *ctx, *found = NULL;
+
+	pthread_mutex_lock(&open_lock);
+	TAILQ_FOREACH(ctx, &open_contexts, open_next)
+		if (ctx->cmd_dev == st->st_dev && ctx->cmd_ino == st->st_ino)
+			found = ctx;
+	pthread_mutex_unlock(&open_lock);
+	return found;
+}
+
 /* As rdma-core: 0, or -1 with errno (EAGAIN on a non-blocking async_fd with no event). */
 DPV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {

@@ -72,15 +72,11 @@ DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* A zeroed ring of @n completions, each on a cache line of its own (64 bytes). */
-static struct dpv_cqe *ring_alloc(uint32_t n)
+/* A zeroed ring of @n completions, each on a cache line of its own (64 bytes), from @pd's
+ * allocator if it has one (*@custom then true). */
+static struct dpv_cqe *ring_alloc(struct dpv_pd *pd, uint32_t n, bool *custom)
 {
-	size_t len = RTE_ALIGN_CEIL((size_t)n * sizeof(struct dpv_cqe), RTE_CACHE_LINE_SIZE);
-	struct dpv_cqe *r = aligned_alloc(RTE_CACHE_LINE_SIZE, len);
-
-	if (r != NULL)
-		memset(r, 0, len);
-	return r;
+	return dpv__qbuf_alloc(pd, (size_t)n * sizeof(struct dpv_cqe), DPV_RES_CQ, custom);
 }
 
 /* CQ lock held: the armed CQ fires once on its channel. */
@@ -103,7 +99,7 @@ static void cq_fire(struct dpv_cq *cq)
 }
 
 struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_context,
-			      struct ibv_comp_channel *channel, int comp_vector)
+			      struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *pd)
 {
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_cq *cq;
@@ -118,11 +114,14 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 		return dpv__fail_ptr(-ENOMEM);
 	memset(cq, 0, sizeof(*cq));
 	cq->size = (uint32_t)cqe + 1;
-	cq->ring = ring_alloc(cq->size);
+	cq->ring = ring_alloc(pd, cq->size, &cq->ring_custom);
 	if (cq->ring == NULL) {
 		free(cq);
 		return dpv__fail_ptr(-ENOMEM);
 	}
+	cq->buf_pd = pd;
+	if (pd != NULL)                   /* its allocator frees the ring: it stays till then */
+		__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);
 	dpv__spinlock_init(&cq->lock);
 	dpv__spinlock_init(&cq->poll_lock);
 	pthread_mutex_init(&cq->qps_lock, NULL);
@@ -150,7 +149,7 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct dpv_cq *cq = dpv__cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct dpv_cq *cq = dpv__cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
 
 	return cq == NULL ? NULL : &cq->ibcq;
 }
@@ -189,7 +188,9 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_cq--;
 	pthread_mutex_unlock(&ctx->lock);
-	free(cq->ring);
+	dpv__qbuf_free(cq->buf_pd, cq->ring, DPV_RES_CQ, cq->ring_custom);
+	if (cq->buf_pd != NULL)
+		__atomic_fetch_sub(&cq->buf_pd->refs, 1, __ATOMIC_RELEASE);
 	free(cq->ts);
 	free(cq);
 	return 0;
@@ -200,14 +201,15 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct dpv_cq *cq = to_dcq(ibcq);
 	struct dpv_cqe *ring, *old;
 	struct dpv_cqe_ts *ts, *old_ts;
+	bool custom, old_custom;
 	uint32_t n;
 
 	if (cq == NULL || cqe < 1 || (unsigned int)cqe > dpv__config()->max_cqe)
 		return EINVAL;
-	ring = ring_alloc((uint32_t)cqe + 1);
+	ring = ring_alloc(cq->buf_pd, (uint32_t)cqe + 1, &custom);
 	ts = cq->ts != NULL ? calloc((uint32_t)cqe + 1, sizeof(*ts)) : NULL;
 	if (ring == NULL || (cq->ts != NULL && ts == NULL)) {
-		free(ring);
+		dpv__qbuf_free(cq->buf_pd, ring, DPV_RES_CQ, custom);
 		free(ts);
 		return ENOMEM;
 	}
@@ -215,7 +217,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	n = cq_count(cq);
 	if (n > (uint32_t)cqe) {
 		dpv__spinlock_unlock(&cq->lock);
-		free(ring);
+		dpv__qbuf_free(cq->buf_pd, ring, DPV_RES_CQ, custom);
 		free(ts);
 		return EINVAL;     /* as the kernel: fewer entries than completions waiting */
 	}
@@ -225,15 +227,17 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 			ts[i] = cq->ts[(cq->head + i) % cq->size];
 	}
 	old = cq->ring;
+	old_custom = cq->ring_custom;
 	old_ts = cq->ts;
 	cq->ring = ring;
+	cq->ring_custom = custom;
 	cq->ts = ts;
 	cq->size = (uint32_t)cqe + 1;
 	__atomic_store_n(&cq->head, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&cq->tail, n, __ATOMIC_RELAXED);
 	ibcq->cqe = cqe;
 	dpv__spinlock_unlock(&cq->lock);
-	free(old);
+	dpv__qbuf_free(cq->buf_pd, old, DPV_RES_CQ, old_custom);
 	free(old_ts);
 	return 0;
 }

@@ -108,8 +108,6 @@ static int check_cq_attr(const struct ibv_cq_init_attr_ex *a)
 	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (a->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))
 		return -EOPNOTSUPP;
-	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) && a->parent_domain != NULL)
-		return -EOPNOTSUPP;             /* custom allocators of a parent domain: not yet */
 	if (a->wc_flags & ~(uint64_t)CQ_EX_WC_FLAGS)
 		return -EOPNOTSUPP;             /* a field no completion of dpverbs carries */
 	return 0;
@@ -117,6 +115,7 @@ static int check_cq_attr(const struct ibv_cq_init_attr_ex *a)
 
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *a)
 {
+	struct dpv_pd *pd = NULL;
 	struct dpv_cq *cq;
 	int rc = a == NULL ? -EINVAL : check_cq_attr(a);
 
@@ -124,7 +123,15 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_in
 		return dpv__fail_ptr(rc);
 	if (a->cqe > (uint32_t)INT32_MAX)
 		return dpv__fail_ptr(-EINVAL);
-	cq = dpv__cq_create(context, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector);
+	/* IBV_CQ_INIT_ATTR_MASK_PD: a parent domain of this context, whose allocator (if it has
+	 * one) gives the ring; a plain PD is EINVAL (as mlx5) */
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) && a->parent_domain != NULL) {
+		pd = to_dpd(a->parent_domain);
+		if (pd->parent == NULL || a->parent_domain->context != context)
+			return dpv__fail_ptr(-EINVAL);
+	}
+	cq = dpv__cq_create(context, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector,
+			    pd);
 	if (cq == NULL)
 		return NULL;
 	if ((a->wc_flags & CQ_EX_TS_FLAGS) &&

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_version.h>
@@ -219,6 +221,7 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct dpv_device *d = to_ddev(device);
 	struct dpv_context *ctx;
+	struct stat st;
 	int rc = dpv__eal_ensure();
 
 	if (rc != 0)
@@ -229,6 +232,18 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return dpv__fail_ptr(-ENOMEM);
+	/* cmd_fd: a descriptor of the context's own (no uverbs file here), close-on-exec as
+	 * rdma-core opens its uverbs file; its inode tells ibv_import_device the context */
+	ctx->vctx.context.cmd_fd = memfd_create("dpverbs-context", MFD_CLOEXEC);
+	if (ctx->vctx.context.cmd_fd < 0 || fstat(ctx->vctx.context.cmd_fd, &st) != 0) {
+		rc = -errno;
+		if (ctx->vctx.context.cmd_fd >= 0)
+			close(ctx->vctx.context.cmd_fd);
+		free(ctx);
+		return dpv__fail_ptr(rc);
+	}
+	ctx->cmd_dev = st.st_dev;
+	ctx->cmd_ino = st.st_ino;
 	ctx->dev = d;                       /* before dpv__async_init makes it visible to events */
 	dpv__spinlock_init(&ctx->qps_lock);
 	TAILQ_INIT(&ctx->qps);
@@ -239,18 +254,19 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (rc == 0 && (rc = dpv__mr_table_init(ctx)) != 0)
 		dpv__async_fini(ctx);
 	if (rc == 0) {
-		d->open_count++;
+		__atomic_fetch_add(&d->open_count, 1, __ATOMIC_RELEASE);
+		dpv__device_raw_loop_update(d);
 		nb_open++;
 	}
 	pthread_mutex_unlock(&dev_lock);
 	if (rc != 0) {
+		close(ctx->vctx.context.cmd_fd);
 		free(ctx);
 		return dpv__fail_ptr(rc);
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	dpv__context_ops_init(&ctx->vctx);
 	ctx->vctx.context.device = device;
-	ctx->vctx.context.cmd_fd = -1;
 	ctx->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -279,10 +295,19 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	if (ctx == NULL)
 		return EINVAL;
+	pthread_mutex_lock(&dev_lock);
+	if (ctx->imports > 0) {          /* an ibv_import_device of it: the context stays */
+		ctx->imports--;
+		pthread_mutex_unlock(&dev_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&dev_lock);
 	dpv__context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
-	if (--d->open_count == 0) {
+	__atomic_fetch_sub(&d->open_count, 1, __ATOMIC_RELEASE);
+	dpv__device_raw_loop_update(d);
+	if (d->open_count == 0) {
 		dpv__spinlock_lock(&d->rx_lock);
 		dpv__device_faults_stop(d);
 		dpv__spinlock_unlock(&d->rx_lock);
@@ -295,8 +320,29 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	dpv__mr_table_fini(ctx);
 	dpv__async_fini(ctx);
 	pthread_mutex_destroy(&ctx->lock);
+	close(ctx->vctx.context.cmd_fd);
 	free(ctx);
 	return 0;
+}
+
+/* ibv_import_device(3): the context whose cmd_fd (or a dup of it) @cmd_fd is, in this
+ * process: the same context again, which then takes one more ibv_close_device before it
+ * closes (a kernel import shares every object of the context; so does this). A descriptor
+ * of anything else, a context of another process included: EOPNOTSUPP; no descriptor:
+ * EBADF. */
+DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	struct dpv_context *ctx;
+	struct stat st;
+
+	if (fstat(cmd_fd, &st) != 0)
+		return NULL;                     /* errno EBADF */
+	pthread_mutex_lock(&dev_lock);
+	ctx = dpv__context_by_file(&st);
+	if (ctx != NULL)
+		ctx->imports++;
+	pthread_mutex_unlock(&dev_lock);
+	return ctx != NULL ? &ctx->vctx.context : dpv__fail_ptr(-EOPNOTSUPP);
 }
 
 static void verbs_stop(void)
@@ -387,13 +433,18 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = ~0xfffULL;
+	/* 0xffffff, rxe's: no IEEE OUI of a hardware vendor (doc/api.md, "Device attributes") */
+	a->vendor_id = DPV_VENDOR_ID;
 	a->vendor_part_id = caps->port_id;
 	a->max_qp = DPV_MAX_QP - 2;              /* QPNs 0 and 1 are reserved */
 	a->max_qp_wr = (int)cfg->max_qp_wr;
 	a->device_cap_flags = (dpv__device_ip_csum(ctx->dev) ? IBV_DEVICE_RAW_IP_CSUM : 0) |
 				IBV_DEVICE_XRC | IBV_DEVICE_MEM_WINDOW |
-				IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+				IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+				IBV_DEVICE_RC_RNR_NAK_GEN |  /* lib/roce/rc_resp.c: no WQE, RNR NAK */
+				IBV_DEVICE_SRQ_RESIZE;       /* srq.c: IBV_SRQ_MAX_WR resizes */
 	a->max_sge = 30;
+	a->max_sge_rd = 30;                      /* a READ scatters into a send WR's SGEs */
 	a->max_srq = 65536;
 	a->max_srq_wr = (int)cfg->max_qp_wr;
 	a->max_srq_sge = 30;
@@ -506,7 +557,7 @@ int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_por
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = ib_mtu_of(ctx->dev->caps.mtu);
 	a.gid_tbl_len = DPV_ROCE_GID_TBL_LEN;
-	a.max_msg_sz = ctx->dev->caps.max_frame;
+	a.max_msg_sz = DPV_MAX_MSG_SZ;           /* RC/UC's; UD's is the MTU, RAW's a frame */
 	a.pkey_tbl_len = 1;
 	ib_speed_of(link.speed_mbps, &a.active_width, &a.active_speed);
 	a.phys_state = link.up ? 5 /* LinkUp */ : 3 /* Disabled */;

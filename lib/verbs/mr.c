@@ -138,6 +138,20 @@ static int table_insert(struct dpv_mr_table *t, struct dpv_mr *mr)
 	return rc;
 }
 
+struct dpv_mr *dpv__mr_by_handle(struct dpv_context *ctx, struct ibv_pd *pd, uint32_t handle)
+{
+	struct dpv_mr_table *t = ctx->mrs;
+	struct dpv_mr *mr;
+	uint32_t i = handle & LKEY_INDEX_MASK;
+
+	dpv__spinlock_lock(&t->lock);
+	mr = i < t->size ? t->slot[i] : NULL;
+	if (mr != NULL && (mr->ibmr.handle != handle || mr->ibmr.pd != pd))
+		mr = NULL;
+	dpv__spinlock_unlock(&t->lock);
+	return mr;
+}
+
 static void table_remove(struct dpv_mr_table *t, struct dpv_mr *mr)
 {
 	struct dpv_mr **p;
@@ -224,6 +238,24 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t
 					   uint64_t iova, unsigned int access)
 {
 	return reg_mr(pd, addr, length, iova, access);
+}
+
+/* ibv_import_mr(3): the MR of @pd whose handle (its lkey) is @mr_handle — the same ibv_mr,
+ * as ibv_import_pd gives the same PD; EINVAL if there is none. */
+DPV_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct dpv_mr *mr;
+
+	if (pd == NULL)
+		return dpv__fail_ptr(-EINVAL);
+	mr = dpv__mr_by_handle(to_dctx(pd->context), pd, mr_handle);
+	return mr != NULL ? &mr->ibmr : dpv__fail_ptr(-EINVAL);
+}
+
+/* ibv_unimport_mr(3): the MR stays registered (ibv_dereg_mr deregisters it). */
+DPV_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
+{
+	(void)mr;
 }
 
 DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)

@@ -14,6 +14,9 @@
 #include "verbs_priv.h"
 
 #define MW_ACCESS (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
+/* What a bind may name: the remote flags, and LOCAL_WRITE, which a window has no use for
+ * (it grants peers only) and rxe and mlx5 accept and ignore; pyverbs' tests pass it. */
+#define MW_BIND_ACCESS (MW_ACCESS | IBV_ACCESS_LOCAL_WRITE)
 
 static struct dpv_mw **mw_bucket(struct dpv_mr_table *t, uint32_t rkey)
 {
@@ -78,7 +81,7 @@ static int bind_check(const struct dpv_qp *qp, const struct dpv_mw *mw, const st
 		return -EINVAL;
 	if ((rkey ^ mw->key) & ~0xffu || rkey == mw->key)   /* only a new tag */
 		return -EINVAL;
-	if (access & ~(unsigned int)MW_ACCESS)       /* ZERO_BASED windows: not supported */
+	if (access & ~(unsigned int)MW_BIND_ACCESS)  /* ZERO_BASED windows: not supported */
 		return -EINVAL;
 	if (mw->ibmw.type == IBV_MW_TYPE_2 && (mw->bound || b->length == 0))
 		return -EINVAL;                      /* o10-37.2.30, o10-37.2.40 */
@@ -119,7 +122,7 @@ enum ibv_wc_status dpv__mw_bind(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 			mw->mr = mr;
 			mw->iova = b->addr;
 			mw->length = b->length;
-			mw->access = b->mw_access_flags;
+			mw->access = b->mw_access_flags & MW_ACCESS;
 			mw->qp = mw->ibmw.type == IBV_MW_TYPE_2 ? qp : NULL;
 			mw->bound = true;
 		}

@@ -2,6 +2,7 @@
  * a thread domain takes no lock: the application promises one thread at a time. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "verbs_priv.h"
 
@@ -40,7 +41,36 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	if (pd == NULL)
 		return dpv__fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
+	/* a handle of its own in the context, for ibv_import_pd (1, 2, ...; 0 is none) */
+	pd->ibpd.handle = __atomic_add_fetch(&ctx->pd_handles, 1, __ATOMIC_RELAXED);
 	return &pd->ibpd;
+}
+
+/* ibv_import_pd(3): the PD (not a parent domain) of @context whose handle is @pd_handle —
+ * the same ibv_pd, as ibv_import_device gives the same context; EINVAL if it has none. */
+DPV_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+{
+	struct dpv_context *ctx = to_dctx(context);
+	struct ibv_pd *found = NULL;
+
+	if (ctx == NULL)
+		return dpv__fail_ptr(-EINVAL);
+	pthread_mutex_lock(&ctx->lock);
+	for (unsigned int i = 0; i < ctx->pds.n && found == NULL; i++) {
+		struct dpv_pd *pd = ctx->pds.obj[i];
+
+		if (pd->parent == NULL && pd_handle != 0 && pd->ibpd.handle == pd_handle)
+			found = &pd->ibpd;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return found != NULL ? found : dpv__fail_ptr(-EINVAL);
+}
+
+/* ibv_unimport_pd(3): the PD stays as it is (it is the original one; ibv_dealloc_pd
+ * deallocates it). */
+DPV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
 }
 
 DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
@@ -110,15 +140,22 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
 					  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT))
 		return dpv__fail_ptr(-EINVAL);
-	/* Queue memory lives in hugepages; custom allocators have nothing to allocate. */
-	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS)
-		return dpv__fail_ptr(-EOPNOTSUPP);
+	/* the program's allocator takes the queues' rings (dpv__qbuf_alloc): both functions */
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (attr->alloc == NULL || attr->free == NULL))
+		return dpv__fail_ptr(-EINVAL);
 	if (to_dpd(attr->pd)->parent != NULL)
 		return dpv__fail_ptr(-EINVAL);
 	pd = ctx_object_new(ctx, sizeof(*pd), &ctx->pds, &ctx->nb_pd);
 	if (pd == NULL)
 		return dpv__fail_ptr(-ENOMEM);
 	pd->ibpd.context = context;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
 	pd->parent = to_dpd(attr->pd);
 	__atomic_fetch_add(&pd->parent->refs, 1, __ATOMIC_RELEASE);
 	if (attr->td != NULL) {
@@ -126,4 +163,43 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 		__atomic_fetch_add(&pd->td->refs, 1, __ATOMIC_RELEASE);
 	}
 	return &pd->ibpd;
+}
+
+void *dpv__qbuf_alloc(struct dpv_pd *pd, size_t size, uint64_t type, bool *custom)
+{
+	size_t len = RTE_ALIGN_CEIL(RTE_MAX(size, (size_t)1), RTE_CACHE_LINE_SIZE);
+	void *p;
+
+	*custom = false;
+	if (pd != NULL && pd->alloc != NULL) {
+		p = pd->alloc(&pd->ibpd, pd->pd_context, len, RTE_CACHE_LINE_SIZE, type);
+		if (p == NULL)
+			return NULL;
+		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
+			if ((uintptr_t)p % 8 != 0) {       /* our rings need at least this */
+				pd->free(&pd->ibpd, pd->pd_context, p, type);
+				return NULL;
+			}
+			*custom = true;
+			__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELEASE);   /* until freed */
+			memset(p, 0, len);
+			return p;
+		}
+	}
+	p = aligned_alloc(RTE_CACHE_LINE_SIZE, len);
+	if (p != NULL)
+		memset(p, 0, len);
+	return p;
+}
+
+void dpv__qbuf_free(struct dpv_pd *pd, void *p, uint64_t type, bool custom)
+{
+	if (p == NULL)
+		return;
+	if (!custom) {
+		free(p);
+		return;
+	}
+	pd->free(&pd->ibpd, pd->pd_context, p, type);
+	__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
 }

@@ -109,18 +109,19 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 /* The QP's own receive ring; with an SRQ, a few slots for the WQEs it takes from there (one
  * per message being received: UD takes one at a time, RC/UC one per SEND under way, RAW one
  * per frame of a burst, DPV_RX_MAX), with the SRQ's scatter entries. */
-static int rq_init(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
+static int rq_init(struct dpv_qp *qp, struct dpv_pd *pd, const struct ibv_qp_init_attr_ex *a)
 {
 	struct dpv_srq *srq = to_dsrq(a->srq);
 
 	if (a->qp_type == IBV_QPT_XRC_RECV)       /* WQEs of the SRQs its requests name */
-		return dpv__rq_init(&qp->rq, 4, MAX_SGE);
+		return dpv__rq_init(&qp->rq, NULL, DPV_RES_RQ, 4, MAX_SGE);
 	if (srq == NULL)
-		return dpv__rq_init(&qp->rq, a->cap.max_recv_wr, RTE_MAX(a->cap.max_recv_sge, 1u));
+		return dpv__rq_init(&qp->rq, pd, DPV_RES_RQ, a->cap.max_recv_wr,
+				    RTE_MAX(a->cap.max_recv_sge, 1u));
 	qp->srq = srq;
 	/* RAW takes a burst's frames before it completes any: room for a whole burst */
-	return dpv__rq_init(&qp->rq, a->qp_type == IBV_QPT_RAW_PACKET ? DPV_RX_MAX : 4,
-			    srq->rq.max_sge);
+	return dpv__rq_init(&qp->rq, NULL, DPV_RES_RQ,
+			    a->qp_type == IBV_QPT_RAW_PACKET ? DPV_RX_MAX : 4, srq->rq.max_sge);
 }
 
 static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
@@ -167,8 +168,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->type = a->qp_type;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
-	rc = dpv__sq_init(&qp->sq, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
-	if (rc == 0 && (rc = rq_init(qp, a)) != 0)
+	rc = dpv__sq_init(&qp->sq, pd, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
+	if (rc == 0 && (rc = rq_init(qp, pd, a)) != 0)
 		dpv__sq_fini(qp);
 	if (rc != 0) {
 		free(qp);

@@ -10,11 +10,14 @@
 #include "verbs_priv.h"
 
 
-int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
+int dpv__rq_init(struct dpv_rq *rq, struct dpv_pd *pd, uint64_t type, uint32_t max_wr,
+		 uint32_t max_sge)
 {
 	dpv__ring_geometry(max_wr, max_sge, &rq->size, &rq->mask, &rq->max_wr, &rq->max_sge);
 	rq->head = rq->tail = 0;
-	rq->wqe = calloc(rq->size, sizeof(*rq->wqe));
+	rq->buf_pd = pd;
+	rq->buf_type = type;
+	rq->wqe = dpv__qbuf_alloc(pd, rq->size * sizeof(*rq->wqe), type, &rq->wqe_custom);
 	rq->sge = rq->max_sge == 1 ? NULL : calloc((size_t)rq->size * rq->max_sge, sizeof(*rq->sge));
 	if (rq->wqe == NULL || (rq->max_sge > 1 && rq->sge == NULL)) {
 		dpv__rq_fini(rq);
@@ -25,7 +28,7 @@ int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge)
 
 void dpv__rq_fini(struct dpv_rq *rq)
 {
-	free(rq->wqe);
+	dpv__qbuf_free(rq->buf_pd, rq->wqe, rq->buf_type, rq->wqe_custom);
 	free(rq->sge);
 	rq->wqe = NULL;
 	rq->sge = NULL;

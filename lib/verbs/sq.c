@@ -18,16 +18,19 @@
 
 #include "verbs_priv.h"
 
-int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge)
+int dpv__sq_init(struct dpv_sq *sq, struct dpv_pd *pd, uint32_t max_wr, uint32_t max_sge)
 {
 	dpv__ring_geometry(max_wr, max_sge, &sq->size, &sq->mask, &sq->max_wr, &sq->max_sge);
-	sq->wqe = calloc(sq->size, sizeof(*sq->wqe));
+	sq->buf_pd = pd;
+	sq->wqe = dpv__qbuf_alloc(pd, sq->size * sizeof(*sq->wqe), DPV_RES_SQ, &sq->wqe_custom);
 	sq->mrs = calloc((size_t)sq->size * sq->max_sge, sizeof(*sq->mrs));
 	sq->post = sq->head = sq->sent = sq->done = sq->built = sq->freed = 0;
 	sq->data_post = sq->data_built = 0;
 	if (sq->wqe == NULL || sq->mrs == NULL) {
-		free(sq->wqe);
+		dpv__qbuf_free(pd, sq->wqe, DPV_RES_SQ, sq->wqe_custom);
 		free(sq->mrs);
+		sq->wqe = NULL;
+		sq->mrs = NULL;
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < sq->size; i++)
@@ -39,7 +42,7 @@ void dpv__sq_fini(struct dpv_qp *qp)
 {
 	struct dpv_sq *sq = &qp->sq;
 
-	free(sq->wqe);
+	dpv__qbuf_free(sq->buf_pd, sq->wqe, DPV_RES_SQ, sq->wqe_custom);
 	free(sq->mrs);
 	free(sq->desc);
 	free(sq->desc_tx);

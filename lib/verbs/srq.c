@@ -106,7 +106,8 @@ struct ibv_srq *dpv_create_srq_ex(struct ibv_context *context, struct ibv_srq_in
 	srq->pd = dpv__pd_base(to_dpd(a->pd));
 	srq->type = a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE ? a->srq_type : IBV_SRQT_BASIC;
 	dpv__spinlock_init(&srq->lock);
-	rc = dpv__rq_init(&srq->rq, a->attr.max_wr, RTE_MAX(a->attr.max_sge, 1u));
+	rc = dpv__rq_init(&srq->rq, to_dpd(a->pd), DPV_RES_SRQ, a->attr.max_wr,
+			  RTE_MAX(a->attr.max_sge, 1u));
 	if (rc == 0 && srq->type == IBV_SRQT_XRC) {
 		srq->cq = to_dcq(a->cq);
 		rc = dpv__xrcd_srq_add(a->xrcd, srq);
@@ -160,7 +161,7 @@ static int srq_resize(struct dpv_srq *srq, uint32_t max_wr)
 
 	if (max_wr < n)
 		return -EINVAL;
-	rc = dpv__rq_init(&nrq, max_wr, old->max_sge);
+	rc = dpv__rq_init(&nrq, old->buf_pd, old->buf_type, max_wr, old->max_sge);
 	if (rc != 0)
 		return rc;
 	for (uint32_t i = 0; i < n; i++) {

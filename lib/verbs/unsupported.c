@@ -13,12 +13,7 @@
 
 INT_UNSUP(ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				      uint8_t eth_mac[6], uint16_t *vid))
-PTR_UNSUP(struct ibv_context, ibv_import_device(int cmd_fd))
-PTR_UNSUP(struct ibv_pd, ibv_import_pd(struct ibv_context *context, uint32_t pd_handle))
-PTR_UNSUP(struct ibv_mr, ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle))
 PTR_UNSUP(struct ibv_dm, ibv_import_dm(struct ibv_context *context, uint32_t dm_handle))
-DPV_EXPORT void ibv_unimport_pd(struct ibv_pd *pd) { }
-DPV_EXPORT void ibv_unimport_mr(struct ibv_mr *mr) { }
 DPV_EXPORT void ibv_unimport_dm(struct ibv_dm *dm) { }
 INT_UNSUP(ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece))
 INT_UNSUP(ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece))

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 #endif
@@ -108,6 +109,8 @@ struct dpv_device {
 	struct dpv_port_caps caps;
 	int index;                 /* in the driver's port order */
 	int open_count;            /* contexts open on this device */
+	bool raw_loop;             /* RAW local loopback on (dpv__device_raw_loop_update) */
+	dpv_spinlock_t raw_loop_lock;
 	struct dpv_offload_ctl offload;   /* the port's offload policy (lib/offload) */
 	struct dpv_timer_list timers;     /* run by whoever progresses the port (progress.c) */
 	/* fault injection (faults.c): [0] receive, under rx_lock; [1] transmit, its own lock */
@@ -186,6 +189,12 @@ struct dpv_context {
 	struct dpv_objset ahs;              /* address handles (lib/roce) */
 	struct dpv_objset srqs, xrcds;      /* SRQs and XRC domains (srq.c, xrcd.c) */
 	struct dpv_objset qp_opens;         /* ibv_open_qp's handles (qp_open.c) */
+	/* context.cmd_fd: a memfd of its own (dup(2) works on it; its inode names this context
+	 * for ibv_import_device); ibv_import_device's not yet closed (under the device lock) */
+	dev_t cmd_dev;
+	ino_t cmd_ino;
+	int imports;
+	uint32_t pd_handles;                /* the last PD handle given (ibv_import_pd) */
 };
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
@@ -201,6 +210,10 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d)
 /* Record @obj in (or drop it from) one of @ctx's object sets; -ENOMEM. Takes ctx->lock. */
 int dpv__objset_add(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
 void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
+/* The open context whose cmd_fd is the open file @st (fstat of a descriptor), or NULL. */
+struct dpv_context *dpv__context_by_file(const struct stat *st);
+/* The MR of @ctx whose handle (its lkey) is @handle, in @pd; NULL (EINVAL) if none. */
+struct dpv_mr *dpv__mr_by_handle(struct dpv_context *ctx, struct ibv_pd *pd, uint32_t handle);
 /* Destroy whatever @ctx still holds (ibv_close_device), in dependency order. */
 void dpv__context_release(struct dpv_context *ctx);
 /* The flow ops of the context: dpv__create_flow / dpv__destroy_flow, tracked in ctx->flows. */
@@ -238,10 +251,24 @@ struct dpv_td {
 
 struct dpv_pd {
 	struct ibv_pd ibpd;
-	int refs;                  /* MRs, QPs and parent domains using it */
+	int refs;                  /* MRs, QPs, CQs and parent domains using it */
 	struct dpv_pd *parent;     /* parent domain: the PD it stands for */
 	struct dpv_td *td;         /* parent domain: its thread domain (lock-free QPs) */
+	/* parent domain: the program's allocator for queue rings (dpv__qbuf_alloc), and the
+	 * pd_context both take */
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
 };
+
+/* A zeroed, cache-aligned ring of @size bytes for a queue: from @pd's allocator when @pd is a
+ * parent domain with one (resource_type @type, enum dpv_alloc_resource; *@custom true), else
+ * dpverbs' own (the allocator answered IBV_ALLOCATOR_USE_DEFAULT, or there is none). NULL:
+ * out of memory (or the allocator's pointer not 8-byte aligned: given back). */
+void *dpv__qbuf_alloc(struct dpv_pd *pd, size_t size, uint64_t type, bool *custom);
+/* Give back what dpv__qbuf_alloc gave (@custom as it said); NULL is nothing. */
+void dpv__qbuf_free(struct dpv_pd *pd, void *p, uint64_t type, bool custom);
 
 static inline struct dpv_pd *to_dpd(struct ibv_pd *p)
 {
@@ -418,6 +445,8 @@ struct dpv_cq {
 	};
 	dpv_spinlock_t lock;       /* the CQE ring */
 	struct dpv_cqe *ring;
+	struct dpv_pd *buf_pd;     /* ibv_create_cq_ex's parent domain (held), or NULL */
+	bool ring_custom;          /* ring came from its allocator */
 	uint32_t size;             /* ring entries: cqe + 1 */
 	uint32_t head, tail;       /* tail: next written, head: next polled */
 	bool armed, solicited_only;
@@ -493,9 +522,10 @@ void dpv__cq_detach_qp(struct dpv_cq *cq, struct dpv_qp *qp);
 /* Drop every completion of @qp still in @cq. */
 void dpv__cq_clean(struct dpv_cq *cq, struct dpv_qp *qp);
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
-/* A CQ as ibv_create_cq makes it (checked arguments); NULL and errno. */
+/* A CQ as ibv_create_cq makes it (checked arguments), its ring from parent domain @pd's
+ * allocator if @pd (held until it is destroyed) has one; NULL and errno. */
 struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_context,
-			      struct ibv_comp_channel *channel, int comp_vector);
+			      struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *pd);
 /* Before taking completions: progress the context as dpv_poll_cq does (when the CQ is empty,
  * and every 16th poll anyway). */
 void dpv__cq_poll_progress(struct dpv_cq *cq);
@@ -591,6 +621,8 @@ struct dpv_tx_desc {
  * vCPUs here). The fields before them are read-only once the QP is set up. */
 struct dpv_sq {
 	struct dpv_wqe *wqe;
+	struct dpv_pd *buf_pd;     /* the parent domain whose allocator gave wqe, if it did */
+	bool wqe_custom;
 	uint32_t size, mask;       /* slots: a power of two >= max_wr */
 	uint32_t max_wr;
 	uint32_t max_sge;
@@ -658,6 +690,9 @@ _Static_assert(sizeof(struct dpv_rwqe) == 32, "two receive WQEs per cache line")
  * when max_sge is 1, else in rows of @sge (whose first entry the WQE repeats). */
 struct dpv_rq {
 	struct dpv_rwqe *wqe;
+	struct dpv_pd *buf_pd;     /* the parent domain whose allocator gave wqe, if it did */
+	uint64_t buf_type;         /* DPV_RES_RQ or DPV_RES_SRQ */
+	bool wqe_custom;
 	struct ibv_sge *sge;       /* NULL when max_sge is 1 */
 	uint32_t size, mask, max_wr, max_sge;
 	uint32_t head, tail;       /* tail: next to fill */
@@ -1041,7 +1076,9 @@ static inline void dpv__ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_
 	*out_sge = max_sge > 0 ? max_sge : 1;
 }
 
-int dpv__sq_init(struct dpv_sq *sq, uint32_t max_wr, uint32_t max_sge);
+/* The send queue's rings; the WQE ring from @pd's allocator if it is a parent domain with
+ * one (dpv__qbuf_alloc); -ENOMEM. */
+int dpv__sq_init(struct dpv_sq *sq, struct dpv_pd *pd, uint32_t max_wr, uint32_t max_sge);
 /* The MR slots of the WQE at @index. */
 static inline struct dpv_mr **dpv__sq_mrs(struct dpv_sq *sq, uint32_t index)
 {
@@ -1063,7 +1100,9 @@ bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp));
 /* Forget every WR (RESET): cursors back to 0. */
 void dpv__sq_clear(struct dpv_sq *sq);
 /* Receive side (rq.c, flow.c). */
-int dpv__rq_init(struct dpv_rq *rq, uint32_t max_wr, uint32_t max_sge);
+/* A receive ring; its WQEs from @pd's allocator (resource @type) as dpv__sq_init's. */
+int dpv__rq_init(struct dpv_rq *rq, struct dpv_pd *pd, uint64_t type, uint32_t max_wr,
+		 uint32_t max_sge);
 void dpv__rq_fini(struct dpv_rq *rq);
 /* ERR: every posted receive WQE completes with FLUSH_ERR; RESET: forgotten. QP lock held. */
 void dpv__rq_flush(struct dpv_qp *qp);
@@ -1219,10 +1258,23 @@ void dpv__device_faults_start(struct dpv_device *dev);
 void dpv__device_faults_stop(struct dpv_device *dev);
 uint16_t dpv__device_fault_tx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
 			      uint16_t cap);
+/* RAW local loopback (lib/raw/raw_qp.c): on while two contexts or more have @dev open and
+ * something receives on its port (else nothing would take the copies out of the loopback
+ * ring). Called after either count changed; the last call, under the lock, sees both. */
+static inline void dpv__device_raw_loop_update(struct dpv_device *dev)
+{
+	dpv__spinlock_lock(&dev->raw_loop_lock);
+	__atomic_store_n(&dev->raw_loop,
+			 __atomic_load_n(&dev->open_count, __ATOMIC_ACQUIRE) >= 2 &&
+			 __atomic_load_n(&dev->rx_users, __ATOMIC_ACQUIRE) > 0, __ATOMIC_RELAXED);
+	dpv__spinlock_unlock(&dev->raw_loop_lock);
+}
+
 /* A transport gained (+1) or lost (-1) a receiver on @dev. */
 static inline void dpv__device_rx_users(struct dpv_device *dev, int delta)
 {
 	__atomic_fetch_add(&dev->rx_users, delta, __ATOMIC_RELEASE);
+	dpv__device_raw_loop_update(dev);
 }
 void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
@@ -1253,6 +1305,11 @@ void dpv__qpn_free(struct dpv_device *dev, struct dpv_qp *qp, uint32_t qpn);
 #define DPV_MAX_MCAST_QP_ATTACH 56
 /* READ/atomics an RC QP may have outstanding, as requester and as responder */
 #define DPV_MAX_RD_ATOM 16
+/* ibv_query_port's max_msg_sz: the largest RC/UC message (lib/roce's DPV_RC_MAX_MSG, which
+ * rc_glue.c asserts is the same); UD messages are bounded by the MTU, RAW ones by a frame. */
+#define DPV_MAX_MSG_SZ (1u << 31)
+/* ibv_query_device's vendor_id: 0xffffff, no IEEE OUI (rxe's; no hardware vendor's) */
+#define DPV_VENDOR_ID 0xffffffu
 
 /* The QP numbered @qpn on @dev, or NULL; for the receive side, which holds the device's
  * rx_lock (dpv__qpn_free waits for it). */

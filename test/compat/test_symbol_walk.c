@@ -364,23 +364,44 @@ static void check_srq(void)
 	CHECK(FN(ibv_destroy_srq, V11)(srq) == 0, "ibv_destroy_srq");
 }
 
-/* ibv_import_device, ibv_import_pd, ibv_import_mr, ibv_import_dm: nothing to import (no
- * uverbs file descriptor); ibv_unimport_pd/_mr/_dm leave the object alone. */
+/* ibv_import_device of the context's cmd_fd (or a dup of it): the same context, which then
+ * takes one more ibv_close_device; of another descriptor EOPNOTSUPP, of none EBADF;
+ * ibv_import_pd/_mr by handle: the same PD and MR (an unknown handle EINVAL);
+ * ibv_import_dm EOPNOTSUPP; ibv_unimport_pd/_mr/_dm leave the object alone. */
 static void check_import(struct ibv_mr *mr)
 {
+	int dup_fd = dup(ctx->cmd_fd), null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct ibv_context *imp;
+
+	CHECK(dup_fd >= 0 && (fcntl(ctx->cmd_fd, F_GETFD) & FD_CLOEXEC), "cmd_fd: %s",
+	      strerror(errno));
+	imp = FN(ibv_import_device, "IBVERBS_1.10")(dup_fd);
+	CHECK(imp == ctx, "ibv_import_device: %s", strerror(errno));
 	errno = 0;
-	CHECK(FN(ibv_import_device, "IBVERBS_1.10")(ctx->cmd_fd) == NULL && errno == EOPNOTSUPP,
-	      "ibv_import_device");
+	CHECK(FN(ibv_import_device, "IBVERBS_1.10")(null_fd) == NULL && errno == EOPNOTSUPP,
+	      "ibv_import_device of /dev/null");
 	errno = 0;
-	CHECK(FN(ibv_import_pd, "IBVERBS_1.10")(ctx, 1) == NULL && errno == EOPNOTSUPP, "pd");
+	CHECK(FN(ibv_import_device, "IBVERBS_1.10")(-1) == NULL && errno == EBADF, "of -1");
+	close(null_fd);
+	CHECK(FN(ibv_import_pd, "IBVERBS_1.10")(ctx, pd->handle) == pd, "pd");
 	errno = 0;
-	CHECK(FN(ibv_import_mr, "IBVERBS_1.10")(pd, 1) == NULL && errno == EOPNOTSUPP, "mr");
+	CHECK(FN(ibv_import_pd, "IBVERBS_1.10")(ctx, pd->handle + 1000) == NULL && errno == EINVAL,
+	      "unknown pd handle");
+	CHECK(FN(ibv_import_mr, "IBVERBS_1.10")(pd, mr->handle) == mr, "mr");
+	errno = 0;
+	CHECK(FN(ibv_import_mr, "IBVERBS_1.10")(pd, mr->handle ^ 0x100) == NULL && errno == EINVAL,
+	      "unknown mr handle");
 	errno = 0;
 	CHECK(FN(ibv_import_dm, "IBVERBS_1.13")(ctx, 1) == NULL && errno == EOPNOTSUPP, "dm");
 	FN(ibv_unimport_pd, "IBVERBS_1.10")(pd);
 	FN(ibv_unimport_mr, "IBVERBS_1.10")(mr);
 	FN(ibv_unimport_dm, "IBVERBS_1.13")(&(struct ibv_dm){ .context = ctx });
 	CHECK(pd->context == ctx && mr->pd == pd, "unimport left them alone");
+	/* the import's close: the context and its objects stay */
+	if (imp == ctx)
+		CHECK(FN(ibv_close_device, V11)(imp) == 0 && pd->context == ctx &&
+		      FN(ibv_import_mr, "IBVERBS_1.10")(pd, mr->handle) == mr, "import closed");
+	close(dup_fd);
 }
 
 /* ibv_fork_init (0), ibv_is_fork_initialized (UNNEEDED), ibv_dontfork_range and

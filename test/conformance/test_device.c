@@ -16,6 +16,12 @@ static void check_device_attr(struct ibv_context *ctx)
 	CHECK(a.max_qp_wr >= 1024, "max_qp_wr %d", a.max_qp_wr);
 	CHECK(a.max_sge >= 1 && a.max_cqe >= 1 && a.max_mr >= 1 && a.max_pd >= 1);
 	CHECK(a.node_guid == ibv_get_device_guid(ctx->device));
+	/* rxe's "no OUI" vendor; RC's RNR NAKs, SRQ resizing, a READ's SGEs (checked at work in
+	 * rc and srq) */
+	CHECK_EQ(a.vendor_id, 0xffffff);
+	CHECK(a.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN, "RC_RNR_NAK_GEN not reported");
+	CHECK(a.device_cap_flags & IBV_DEVICE_SRQ_RESIZE, "SRQ_RESIZE not reported");
+	CHECK_EQ(a.max_sge_rd, a.max_sge);
 	CHECK(strstr(a.fw_ver, "22.11") != NULL, "fw_ver '%s'", a.fw_ver);
 
 	CHECK_EQ(ibv_query_device_ex(ctx, NULL, &ex), 0);
@@ -42,6 +48,7 @@ static void check_port(struct ibv_context *ctx, enum ibv_port_state want)
 	CHECK_EQ(p.lid, 0);
 	CHECK_EQ(p.active_mtu, IBV_MTU_1024);         /* Ethernet MTU 1500 */
 	CHECK_EQ(p.gid_tbl_len, 16);                  /* rxe's table: 0 link-local, then addresses */
+	CHECK_EQ(p.max_msg_sz, 1u << 31);             /* RC's largest message (checked in rc) */
 	CHECK_EQ(ibv_query_port(ctx, 2, &p), EINVAL);
 	CHECK_EQ(ibv_query_port(ctx, 0, &p), EINVAL);
 

@@ -3,7 +3,8 @@
  * key gives the peer exactly its range and flags (READ and WRITE inside it succeed with the
  * right bytes; a byte beyond it, a flag it lacks: REM_ACCESS_ERR); IBV_WC_MW_BIND_ERR for a
  * window outside its MR, an MR without IBV_ACCESS_MW_BIND, REMOTE_WRITE on an MR without
- * LOCAL_WRITE, a QP of another PD, a zero-length or already bound type 2 window, a key whose
+ * LOCAL_WRITE, ZERO_BASED or MW_BIND in the window's flags (LOCAL_WRITE there is accepted
+ * and grants nothing), a QP of another PD, a zero-length or already bound type 2 window, a key whose
  * index changed; ibv_dereg_mr EBUSY while a window is bound; LOCAL_INV and SEND_WITH_INV
  * (the receiver's IBV_WC_WITH_INV and invalidated_rkey; the key dead at once); invalidating
  * what may not be (an MR's key, a type 1 window: LOC_QP_OP_ERR locally, REM_INV_REQ_ERR
@@ -292,6 +293,35 @@ static void check_type2_range(void)
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
+/* LOCAL_WRITE in a bind's flags is accepted and grants nothing (rxe and mlx5 ignore it;
+ * pyverbs' MW tests pass it): a type 2 window of LOCAL_WRITE | REMOTE_READ is read but not
+ * written; a type 1 window of LOCAL_WRITE | REMOTE_WRITE is written. */
+static void check_local_write_ignored(void)
+{
+	struct pair p = pair_make();
+	struct ibv_mw *m2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2), *m1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	uint32_t k = ibv_inc_rkey(m2->rkey);
+
+	pattern(at(WIN), WLEN, 21);
+	CHECK_EQ(bind2(p.a, m2, k, mr, win_va(0), WLEN,
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "type 2 bind with LOCAL_WRITE");
+	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(0), k, WLEN, 2), 0);
+	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ through a LOCAL_WRITE | REMOTE_READ window");
+	CHECK(memcmp(at(SIDE + RX), at(WIN), WLEN) == 0, "READ through it: bytes");
+	CHECK_EQ(bind1(p.a, m1, win_va(WLEN), 256,
+		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 3), 0);
+	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "type 1 bind with LOCAL_WRITE");
+	pattern(at(SIDE + TX), 256, 22);
+	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, win_va(WLEN), m1->rkey, 256, 4), 0);
+	wait_one(p.cq_b, IBV_WC_SUCCESS, 4, "WRITE through a LOCAL_WRITE | REMOTE_WRITE window");
+	CHECK(memcmp(at(WIN + WLEN), at(SIDE + TX), 256) == 0, "WRITE through it: bytes");
+	expect_denied(&p, IBV_WR_RDMA_WRITE, win_va(0), k, 8, "WRITE: LOCAL_WRITE grants nothing");
+	pair_free(&p);
+	CHECK_EQ(ibv_dealloc_mw(m1), 0);
+	CHECK_EQ(ibv_dealloc_mw(m2), 0);
+}
+
 /* Binds that must fail: IBV_WC_MW_BIND_ERR and the QP in ERR, later WRs flushed. */
 static void check_bind_errors(void)
 {
@@ -314,7 +344,8 @@ static void check_bind_errors(void)
 		  RR, 1 },
 		{ "REMOTE_WRITE on an MR without LOCAL_WRITE", mw, mr_nolw,
 		  b0 + 3 * SIDE, 64, IBV_ACCESS_REMOTE_WRITE, 1 },
-		{ "a flag windows do not take", mw, mr, b0, 64, IBV_ACCESS_LOCAL_WRITE, 1 },
+		{ "ZERO_BASED (not supported)", mw, mr, b0, 64, RR | IBV_ACCESS_ZERO_BASED, 1 },
+		{ "MW_BIND, an MR's flag", mw, mr, b0, 64, RR | IBV_ACCESS_MW_BIND, 1 },
 		{ "zero-length type 2", mw, mr, b0, 0, RR, 1 },
 		{ "key index changed", mw, mr, b0, 64, RR, 0x100 },
 		{ "key not changed", mw, mr, b0, 64, RR, 0 },
@@ -606,6 +637,7 @@ int main(void)
 	}
 	check_alloc();
 	check_type2_range();
+	check_local_write_ignored();
 	check_bind_errors();
 	check_type1();
 	check_send_inv();

@@ -44,11 +44,13 @@ static uint8_t *side(int s, size_t off)
 	return buf + (size_t)s * SIDE + off;
 }
 
+static uint32_t send_sge = 4;        /* what qp_make gives */
+
 static struct ibv_qp *qp_make(enum ibv_qp_type type, struct ibv_cq *cq, uint32_t wr)
 {
 	struct ibv_qp_init_attr init = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = type,
-		.cap = { .max_send_wr = wr, .max_recv_wr = wr, .max_send_sge = 4,
+		.cap = { .max_send_wr = wr, .max_recv_wr = wr, .max_send_sge = send_sge,
 			 .max_recv_sge = 4, .max_inline_data = 64 },
 	};
 
@@ -403,6 +405,75 @@ static void check_opcodes(void)
 
 		check_send(&r, 2000, true, id++);
 	}
+	pair_free(&p);
+}
+
+/* The limits ibv_query_device and ibv_query_port report, at work: a READ scattering into
+ * max_sge_rd SGEs (one more: EINVAL); SEND and WRITE of 256 KiB (256 packets); a READ of
+ * max_msg_sz bytes posts (and the peer, whose MR is smaller, NAKs it: REM_ACCESS_ERR), a
+ * WRITE, SEND or READ of max_msg_sz + 1 is EINVAL. */
+static void check_limits(void)
+{
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct ibv_sge sge[30];
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = sge, .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct pair p;
+	struct ibv_wc wc;
+	uint32_t off = 0, len;
+
+	CHECK_EQ(ibv_query_device(ctx, &da), 0);
+	CHECK_EQ(ibv_query_port(ctx, 1, &pa), 0);
+	CHECK(da.max_sge_rd > 1 && (size_t)da.max_sge_rd <= DIM(sge), "max_sge_rd %d",
+	      da.max_sge_rd);
+	CHECK(da.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN);   /* check_rnr sees them */
+	send_sge = (uint32_t)da.max_sge_rd;
+	p = pair_make(IBV_QPT_RC, 14, 7);
+	send_sge = 4;
+	/* SGE i: 50 + 97 * i bytes, every other one 16 bytes past the last's end */
+	pattern(side(1, REMOTE), 64 * 1024, 41);
+	memset(side(0, RX), GUARD, 64 * 1024);
+	for (int i = 0; i < da.max_sge_rd; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)side(0, RX) + off + (i & 1) * 16,
+					   50 + 97 * (uint32_t)i, mr->lkey };
+		off += (i & 1) * 16 + sge[i].length;
+	}
+	wr.num_sge = da.max_sge_rd;
+	wr.wr.rdma.remote_addr = (uintptr_t)side(1, REMOTE);
+	wr.wr.rdma.rkey = mr->rkey;
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "READ into max_sge_rd SGEs");
+	len = 0;
+	for (int i = 0; i < da.max_sge_rd; i++) {
+		uint8_t *at = (uint8_t *)(uintptr_t)sge[i].addr;
+
+		CHECK(memcmp(at, side(1, REMOTE) + len, sge[i].length) == 0, "SGE %d's bytes", i);
+		if (i & 1)
+			check_guard(at - 16, 0, 16, "between SGEs");
+		len += sge[i].length;
+	}
+	CHECK_EQ(wc.byte_len, len);
+	wr.num_sge = da.max_sge_rd + 1;                  /* one more: EINVAL */
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), EINVAL);
+	/* far more than one MTU */
+	check_send(&p, 256 * 1024, false, 2);
+	check_write(&p, 256 * 1024, true, 3);
+	/* max_msg_sz + 1 (two SGEs): EINVAL; max_msg_sz: posted, its SGE not in the MR */
+	CHECK_EQ(pa.max_msg_sz, 1u << 31);
+	sge[0] = (struct ibv_sge){ (uintptr_t)side(0, TX), 1u << 31, mr->lkey };
+	sge[1] = (struct ibv_sge){ (uintptr_t)side(0, TX), 1, mr->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 4, .sg_list = sge, .num_sge = 2,
+				   .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				   .wr.rdma = { (uintptr_t)side(1, REMOTE), mr->rkey } };
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), EINVAL);
+	wr.opcode = IBV_WR_SEND;
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), EINVAL);
+	wr.opcode = IBV_WR_RDMA_READ;
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), EINVAL);
+	wr.num_sge = 1;                                  /* the peer's MR is smaller: NAK */
+	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "a max_msg_sz READ beyond the peer's MR");
 	pair_free(&p);
 }
 
@@ -1043,6 +1114,7 @@ int main(void)
 	}
 	check_states();
 	check_opcodes();
+	check_limits();
 	check_uc();
 	check_qp_ex();
 	check_access_errors();

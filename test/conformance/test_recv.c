@@ -233,8 +233,9 @@ static void protection_errors(struct ibv_qp *tx)
 	}
 }
 
-/* Specs are bounded by attr.size and by their type's size (fuzz_flow_spec found reads past
- * attr.size and a short spec matched on bytes nobody wrote). */
+/* Specs are walked by their own size fields, num_of_specs of them, as rdma-core walks them;
+ * attr.size is never read (pyverbs passes sizeof(struct ibv_flow_attr)); a spec shorter than
+ * its type is refused (fuzz_flow_spec found a short spec matching on bytes nobody wrote). */
 static void spec_sizes(void)
 {
 	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RAW_PACKET,
@@ -247,16 +248,21 @@ static void spec_sizes(void)
 	struct ibv_flow *fl;
 
 	CHECK(q != NULL);
-	f.attr.size = sizeof(f.attr);                      /* no room for the spec it counts */
-	errno = 0;
-	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EINVAL, "errno %d", errno);
-	f.attr.size = sizeof(f);
+	f.attr.size = sizeof(f.attr);                      /* as pyverbs: not read */
+	fl = ibv_create_flow(q, &f.attr);
+	CHECK(fl != NULL, "attr.size of the attribute alone: %s", strerror(errno));
+	if (fl != NULL)
+		CHECK_EQ(ibv_destroy_flow(fl), 0);
+	f.attr.size = 0;
 	f.eth.size = 12;                                   /* shorter than an ETH spec */
 	errno = 0;
 	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EINVAL, "errno %d", errno);
-	f.eth.size = sizeof(f.eth) + 4;                    /* runs past attr.size */
+	f.eth.size = 2;                                    /* shorter than a spec header */
 	errno = 0;
 	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EINVAL, "errno %d", errno);
+	f.eth.size = 4096;                                 /* longer than any spec */
+	errno = 0;
+	CHECK(ibv_create_flow(q, &f.attr) == NULL && errno == EOPNOTSUPP, "errno %d", errno);
 	f.eth.type = IBV_FLOW_SPEC_VXLAN_TUNNEL;           /* well formed, not supported */
 	f.eth.size = sizeof(struct ibv_flow_spec_tunnel);
 	errno = 0;
@@ -277,11 +283,14 @@ static void five_tuples_ipv6_mcast(struct ibv_qp *tx)
 	struct {
 		struct ibv_flow_attr attr;
 		struct ibv_flow_spec_eth eth;
+		uint8_t eth_tail[8];
 		struct ibv_flow_spec_ipv4_ext ip;
 		struct ibv_flow_spec_tcp_udp udp;
 	} r4 = {
-		.attr = { .size = sizeof(r4), .num_of_specs = 3, .port = 1 },
-		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r4.eth),
+		/* attr.size as pyverbs gives it, an ETH spec with 8 more bytes than its type:
+		 * the specs are walked by their own sizes */
+		.attr = { .size = sizeof(r4.attr), .num_of_specs = 3, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r4.eth) + sizeof(r4.eth_tail),
 			 .val.dst_mac = { 2, 0, 0, 0, 0, 0xaa }, .mask.dst_mac = { 0xff, 0xff, 0xff,
 			 0xff, 0xff, 0xff } },
 		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(r4.ip),

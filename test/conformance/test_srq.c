@@ -234,7 +234,13 @@ static void check_post(void)
 	wr[4].next = NULL;
 	CHECK_EQ(ibv_post_srq_recv(srq, &wr[4], &bad), ENOMEM);
 	CHECK(bad == &wr[4], "full: bad_wr %ld", bad ? (long)(bad - wr) : -1L);
-	/* resizing keeps the four posted; not below them */
+	/* resizing keeps the four posted; not below them; the device says it resizes */
+	{
+		struct ibv_device_attr da;
+
+		CHECK_EQ(ibv_query_device(ctx, &da), 0);
+		CHECK(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE, "SRQ_RESIZE not reported");
+	}
 	q.max_wr = 2;
 	CHECK_EQ(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR), EINVAL);
 	q.max_wr = 8;

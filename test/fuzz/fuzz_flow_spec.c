@@ -1,8 +1,9 @@
 /* libFuzzer harness: the flow-spec parser behind ibv_create_flow (lib/verbs/flow.c) with
  * arbitrary attributes and specs, then a frame from the input through a net_ring port (what a
  * QP sends, the port receives) and the steering that the rule made. The attribute and its specs
- * lie in a buffer of exactly attr.size bytes, so AddressSanitizer sees a read past them. What
- * must hold:
+ * lie in a buffer of exactly their bytes, num_of_specs counting the specs that the buffer holds
+ * when walked by their own size fields (what a program owes ibv_create_flow: attr.size is
+ * never read, and is fuzzed), so AddressSanitizer sees a read past them. What must hold:
  * - ibv_create_flow gives a flow, or NULL with errno EINVAL, EOPNOTSUPP or ENOMEM;
  * - a frame received is byte for byte the frame sent;
  * - the frame reaches the QP exactly when a reference decides it should: a SNIFFER or
@@ -330,6 +331,26 @@ static bool ref_match(const uint8_t *specs, uint8_t nspecs, const struct fields 
 	return true;
 }
 
+/* How many of the first @n specs of @specs lie in its @len bytes, walked by their size fields
+ * as ibv_create_flow walks them (a spec whose size is shorter than its header ends the walk:
+ * the parser stops there). */
+static uint8_t specs_held(const uint8_t *specs, size_t len, uint8_t n)
+{
+	struct { enum ibv_flow_spec_type type; uint16_t size; } hdr;
+	size_t off = 0;
+	uint8_t i;
+
+	for (i = 0; i < n && len - off >= sizeof(hdr); i++) {
+		memcpy(&hdr, specs + off, sizeof(hdr));
+		if (hdr.size < sizeof(hdr))
+			return i + 1;
+		if (hdr.size > len - off)
+			break;
+		off += hdr.size;
+	}
+	return i;
+}
+
 /* Send the frame; if it arrives at rx, it is the same bytes. Returns whether it arrived. */
 static bool send_and_receive(const uint8_t *frame, uint32_t len, bool expect)
 {
@@ -393,10 +414,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	a.flags = (shape & 0x40) ? fuzz_u32(&in) : (shape & 4) ? IBV_FLOW_ATTR_FLAGS_DONT_TRAP : 0;
 	a.port = (shape & 0x20) ? fuzz_u8(&in) : 1;
 	a.comp_mask = (shape & 0x10) ? fuzz_u32(&in) : 0;
-	a.num_of_specs = nspecs;
+	a.num_of_specs = specs_held(specs, len, nspecs);
 	a.size = (uint16_t)(sizeof(a) + len);
 	if (shape & 0x08)
-		a.size = (uint16_t)(fuzz_u16(&in) % (sizeof(a) + len + 1));   /* claims less */
+		a.size = fuzz_u16(&in);               /* any: ibv_create_flow never reads it */
 	attr = malloc(sizeof(a) + len);
 	if (attr == NULL)
 		die("malloc");
@@ -416,13 +437,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fields_of(frame, flen, &x);
 		want = a.type == IBV_FLOW_ATTR_SNIFFER || a.type == IBV_FLOW_ATTR_ALL_DEFAULT ||
 		       (a.type == IBV_FLOW_ATTR_MC_DEFAULT && (frame[0] & 1)) ||
-		       (a.type == IBV_FLOW_ATTR_NORMAL && ref_match(specs, nspecs, &x));
+		       (a.type == IBV_FLOW_ATTR_NORMAL && ref_match(specs, a.num_of_specs, &x));
 		post_rx();
 		got = send_and_receive(frame, (uint32_t)flen, want);
 		if (got != want)
 			die("a %zu-byte frame %s a rule of type %d with %u specs (flags %#x): the "
 			    "reference says it %s", flen, got ? "reached" : "missed", a.type,
-			    nspecs, a.flags, want ? "matches" : "does not match");
+			    a.num_of_specs, a.flags, want ? "matches" : "does not match");
 	}
 	if (flow != NULL && ibv_destroy_flow(flow) != 0)
 		die("ibv_destroy_flow failed");

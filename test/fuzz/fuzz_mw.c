@@ -140,7 +140,7 @@ static bool bind_allowed(const struct shadow *w, int q, int m, uint64_t addr, ui
 
 	if (w->pd != qp_pd(q) || key >> 8 != w->key >> 8 || key == w->key)
 		return false;
-	if (access & ~(unsigned int)REMOTE)
+	if (access & ~(unsigned int)(REMOTE | IBV_ACCESS_LOCAL_WRITE))   /* LOCAL_WRITE: ignored */
 		return false;
 	if (w->type == 2 && (w->bound || len == 0))
 		return false;
@@ -162,7 +162,12 @@ static void do_bind(struct fuzz_input *in)
 	/* 16-byte steps from 16 bytes before the MR; lengths up to past its end */
 	uint64_t addr = (uintptr_t)mrs[m]->addr + (uint64_t)fuzz_u8(in) * 16 - 16;
 	uint64_t len = (uint64_t)fuzz_u8(in) * 17;
-	unsigned int access = fuzz_u8(in) & (REMOTE | IBV_ACCESS_LOCAL_WRITE);
+	uint8_t bits = fuzz_u8(in);
+	/* the remote flags, LOCAL_WRITE (accepted, grants nothing), and now and then a flag no
+	 * window takes (ZERO_BASED, MW_BIND) */
+	unsigned int access = (bits & (REMOTE | IBV_ACCESS_LOCAL_WRITE)) |
+			      (bits & 0x40 ? IBV_ACCESS_ZERO_BASED : 0) |
+			      (bits & 0x80 ? IBV_ACCESS_MW_BIND : 0);
 	uint32_t key = mode % 8 == 0 ? w->key + 0x100 : mode % 8 == 1 ? w->key :
 		       ibv_inc_rkey(w->key) + (mode % 8 == 2 ? 1u : 0u);
 	struct ibv_send_wr wr = {
@@ -182,7 +187,7 @@ static void do_bind(struct fuzz_input *in)
 	remember(w->key);
 	*w = (struct shadow){ .mw = w->mw, .type = w->type, .pd = w->pd, .key = key,
 			      .bound = len != 0, .mr = m, .qp = q, .addr = addr, .len = len,
-			      .access = access };
+			      .access = access & REMOTE };
 	CHECK(w->mw->rkey == key);
 }
 
