@@ -3,6 +3,7 @@
 #   ./dpv.sh run  [raw_txgen options]   the main job: frames through a RAW_PACKET QP to a pcap
 #   ./dpv.sh test [meson test options]  the test suite; ends with "N passed, N failed"
 #                                       (then the VM test, suite vm; DPV_VM=0 skips it)
+#   ./dpv.sh packages                   the Debian packages it installs (run, test, VM)
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD=${DPV_BUILD_DIR:-build}
@@ -172,7 +173,7 @@ test)
 	exit $rc
 	;;
 *)
-	echo "usage: $0 run|test" >&2
+	echo "usage: $0 run|test|packages" >&2
 	exit 2
 	;;
 esac
