@@ -3,19 +3,28 @@
 #   ./dpv.sh run  [raw_txgen options]   the main job: frames through a RAW_PACKET QP to a pcap
 #   ./dpv.sh test [meson test options]  the test suite; ends with "N passed, N failed"
 #                                       (then the VM test, suite vm; DPV_VM=0 skips it)
+#   ./dpv.sh packages                   the Debian packages it installs (run, test, VM)
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD=${DPV_BUILD_DIR:-build}
 
 # clang and libclang-rt-14-dev: the sanitized build is clang's, for libFuzzer (-fsanitize=fuzzer
-# is in libclang-rt-14-dev on Debian 12); libtsan2: gcc's ThreadSanitizer runtime.
+# is in libclang-rt-14-dev on Debian 12); llvm-14: llvm-symbolizer-14, which clang's ASan
+# runtime runs to name functions (test/lsan.supp matches by name); libtsan2: gcc's
+# ThreadSanitizer runtime; python3 (the test scripts, scapy's), iproute2 (ip, tc: the veth,
+# tap and netns tests), procps (sysctl). The test "packages" (test/conformance/
+# check_packages.py) checks that every command of the scripts comes from a package these bring
+# or from Debian's essential set.
 PACKAGES="gcc meson ninja-build pkg-config libdpdk-dev dpdk libnuma-dev libibverbs-dev
-          libpcap-dev tshark binutils python3-scapy dpdk-dev gnuplot-nox clang
-          libclang-rt-14-dev libtsan2 ibverbs-utils perftest"
-# the VM tests (test/vm): QEMU, what builds the guest's initramfs from Debian's kernel, and
-# rxe's user-space provider (librxe) for the soft-RoCE guest
-[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] &&
-	PACKAGES="$PACKAGES qemu-system-x86 cpio kmod ethtool ibverbs-providers"
+          libpcap-dev tshark binutils python3 python3-scapy dpdk-dev gnuplot-nox clang
+          libclang-rt-14-dev llvm-14 libtsan2 ibverbs-utils perftest iproute2 procps"
+# for ./dpv.sh test: the VM tests (test/vm): QEMU, what builds the guest's initramfs from
+# Debian's kernel, and rxe's user-space provider (librxe) for the soft-RoCE guest; the
+# benchmarks' valgrind (callgrind) and perf (suite bench: meson test --suite bench)
+TEST_PACKAGES="valgrind linux-perf"
+VM_PACKAGES="qemu-system-x86 cpio kmod ethtool ibverbs-providers"
+[ "${1:-run}" = test ] && PACKAGES="$PACKAGES $TEST_PACKAGES"
+[ "${1:-run}" = test ] && [ "${DPV_VM:-1}" = 1 ] && PACKAGES="$PACKAGES $VM_PACKAGES"
 
 install_missing() {
 	local missing=()
@@ -81,7 +90,14 @@ sanitized() {
 		CC=clang quiet meson setup "$BUILD-asan" --buildtype=debug \
 			-Db_sanitize=address,undefined -Db_lundef=false
 	quiet meson compile -C "$BUILD-asan"
-	LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp UBSAN_OPTIONS=halt_on_error=1 \
+	# LeakSanitizer matches test/lsan.supp by function name, which only the symbolizer gives:
+	# Debian's ASan runtime runs llvm-symbolizer-14 (llvm-14); without it the leaks the file
+	# suppresses are reported ("invalid path to external symbolizer")
+	local symbolizer
+	symbolizer=$(command -v llvm-symbolizer-14) ||
+		{ echo "llvm-symbolizer-14 is missing (apt-get install llvm-14)" >&2; return 1; }
+	ASAN_SYMBOLIZER_PATH=$symbolizer LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp \
+		UBSAN_OPTIONS=halt_on_error=1 \
 		meson test -C "$BUILD-asan" --print-errorlogs --no-suite bench --no-suite loss "$@"
 }
 
@@ -132,6 +148,11 @@ PY
 
 cmd=${1:-run}
 shift || true
+if [ "$cmd" = packages ]; then            # what the set-up installs for run and test, VM included
+	# shellcheck disable=SC2086
+	printf '%s\n' $PACKAGES $TEST_PACKAGES $VM_PACKAGES
+	exit 0
+fi
 install_missing
 build
 hugepages
@@ -152,7 +173,7 @@ test)
 	exit $rc
 	;;
 *)
-	echo "usage: $0 run|test" >&2
+	echo "usage: $0 run|test|packages" >&2
 	exit 2
 	;;
 esac

@@ -38,18 +38,29 @@ int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst)
 	return 0;
 }
 
-uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n)
+uint16_t dpv__pace_take_at(struct dpv_pace *p, uint64_t now, struct dpv_wqe *const *w,
+			   uint16_t n)
 {
-	uint64_t now = rte_rdtsc();
 	uint16_t i;
 
-	p->tokens += (double)(now - p->last) * p->per_tsc;
-	if (p->tokens > p->burst)
-		p->tokens = p->burst;
-	p->last = now;
+	/* Whoever kicks the SQ (the posting thread, a poller, the service lcore) reads the TSC
+	 * of its own core, and cores' TSCs may be a few cycles apart: a reading before the last
+	 * refill adds nothing (now - last would wrap to 2^64 - a few, a full bucket at once) and
+	 * leaves last where it is. */
+	if (now > p->last) {
+		p->tokens += (double)(now - p->last) * p->per_tsc;
+		if (p->tokens > p->burst)
+			p->tokens = p->burst;
+		p->last = now;
+	}
 	for (i = 0; i < n && p->tokens > 0; i++)
 		p->tokens -= w[i]->byte_len;
 	return i;
+}
+
+uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n)
+{
+	return dpv__pace_take_at(p, rte_rdtsc(), w, n);
 }
 
 void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n)

@@ -1385,6 +1385,10 @@ int dpv_modify_qp_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a
  * outside packet_pacing_caps. How many of the @n WRs @w[] (in SQ order) may go to the port now. */
 int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
 uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
+/* The same at TSC @now (the unit test's clock): the bucket refilled for the time since the
+ * last refill (none if @now is not later), then WRs taken while it is above 0. */
+uint16_t dpv__pace_take_at(struct dpv_pace *p, uint64_t now, struct dpv_wqe *const *w,
+			   uint16_t n);
 /* Give back what dpv__pace_take took for @n WRs the port did not take after all. */
 void dpv__pace_refund(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
 

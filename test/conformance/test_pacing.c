@@ -1,11 +1,24 @@
 /* Packet pacing of RAW_PACKET QPs on a net_ring port (what the port sends, it receives):
  * ibv_query_device_ex reports packet_pacing_caps for RAW_PACKET; a QP paced at 8 Mb/s with a
- * 2000-byte bucket sends a 100 KB list no faster than the rate allows (the completion
- * timestamps of the first and last WR are at least (100 KB - bucket - one WR) / rate apart;
- * no upper bound: a loaded machine is only slower), every frame arrives, each WR completes;
- * in direct mode and in service mode; ibv_query_qp says the rate; rate 0 lifts it;
- * ibv_modify_qp_rate_limit refuses comp_mask bits, a burst without a rate, a rate outside the
- * caps and a QP not in RTS (EINVAL, as mlx5). */
+ * 2000-byte bucket sends a 100 KB list no faster than the rate allows, every frame arrives,
+ * each WR completes; in direct mode and in service mode; ibv_query_qp says the rate; rate 0
+ * lifts it; ibv_modify_qp_rate_limit refuses comp_mask bits, a burst without a rate, a rate
+ * outside the caps and a QP not in RTS (EINVAL, as mlx5).
+ *
+ * The bound: the bucket (BUCKET bytes, full when the rate is set, never fuller) and the WR
+ * that empties it below zero go at once, the rest at the rate, so the N WRs cannot all have
+ * left within less than (N x LEN - BUCKET - LEN) / rate: at 1,000,000 bytes/s, 97 ms (WRs 0
+ * and 1 at t = 0, WR 2 as soon as the bucket is above 0, WR k at (k - 2) ms). It is measured
+ * from a reading of the completions' clock (the TSC, ibv_query_rt_values_ex) taken before the
+ * list is posted, which no frame can precede, to the last completion's timestamp, which no
+ * frame can follow; the pacer counts the same clock at the same rate (hca_core_clock), so
+ * only rounding is allowed for. The first completion's timestamp is no start: a completion
+ * is written when a poll finds its frame released, which a poller descheduled right after
+ * the post delays while the frames go (once: it read 95.2 ms of 97). So each mode runs
+ * twice: polling at once, and after a 3 ms pause past the post (a poller that lost the CPU
+ * for a time slice). The QP is idle 20 ms before each list: the bucket must not have grown
+ * past BUCKET meanwhile (20 frames at once would end the list 20 ms early). No upper bound:
+ * a loaded machine is only slower. */
 #include "dpv_test.h"
 
 #define N 100
@@ -20,6 +33,7 @@ static struct ibv_pd *pd;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static uint64_t khz;
+static uint64_t posted;            /* the TSC just before the list was posted */
 static struct ibv_cq *rcq;
 static struct ibv_qp *rqp;
 
@@ -51,9 +65,20 @@ static struct ibv_qp *sender(struct ibv_cq_ex *cq, enum dpv_progress mode)
 	return qp;
 }
 
-/* Post N WRs of LEN bytes as one list; the completions' first and last timestamps. Returns
- * the successful completions. */
-static int send_list(struct ibv_qp *qp, struct ibv_cq_ex *cq, uint64_t *first, uint64_t *last)
+/* The completions' clock now (the TSC). */
+static uint64_t clock_now(void)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	CHECK_EQ(ibv_query_rt_values_ex(ctx, &v), 0);
+	CHECK_EQ(v.comp_mask, IBV_VALUES_MASK_RAW_CLOCK);
+	return (uint64_t)v.raw_clock.tv_nsec;
+}
+
+/* Post N WRs of LEN bytes as one list (the clock read just before into posted), poll after
+ * @pause_us; the completions' first and last timestamps. Returns the successful completions. */
+static int send_list(struct ibv_qp *qp, struct ibv_cq_ex *cq, unsigned int pause_us,
+		     uint64_t *first, uint64_t *last)
 {
 	struct ibv_sge sge[N];
 	struct ibv_send_wr wr[N], *bad;
@@ -68,7 +93,10 @@ static int send_list(struct ibv_qp *qp, struct ibv_cq_ex *cq, uint64_t *first, u
 					      .send_flags = IBV_SEND_SIGNALED,
 					      .next = i + 1 < N ? &wr[i + 1] : NULL };
 	}
+	posted = clock_now();
 	CHECK_EQ(ibv_post_send(qp, wr, &bad), 0);
+	if (pause_us != 0)
+		usleep(pause_us);
 	end = test_now() + 20;
 	while (got < N && test_now() < end) {
 		if (ibv_start_poll(cq, &pa) != 0)
@@ -99,7 +127,7 @@ static void check_received(void)
 	CHECK(n == N && good == N, "received %d frames, %d of %d bytes", n, good, LEN);
 }
 
-static void check_paced(enum dpv_progress mode, const char *what)
+static void check_paced(enum dpv_progress mode, unsigned int pause_us)
 {
 	struct ibv_cq_init_attr_ex ca = { .cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS |
 					  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
@@ -109,8 +137,11 @@ static void check_paced(enum dpv_progress mode, const char *what)
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
 	uint64_t first = 0, last = 0;
-	double ns, need;
+	double ns, need, from_first;
+	char what[64];
 
+	snprintf(what, sizeof(what), "%s, polled %u us after the post",
+		 mode == DPV_PROGRESS_DIRECT ? "direct" : "service", pause_us);
 	if (cq == NULL) {
 		fprintf(stderr, "cq: %s\n", strerror(errno));
 		exit(1);
@@ -120,21 +151,24 @@ static void check_paced(enum dpv_progress mode, const char *what)
 	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_RATE_LIMIT, &qi), 0);
 	CHECK(qa.rate_limit == RATE_KBPS, "%s: ibv_query_qp rate_limit %u", what, qa.rate_limit);
 	post_recvs(N);
-	CHECK(send_list(qp, cq, &first, &last) == N, "%s: %d WRs complete", what, N);
+	usleep(20000);                  /* idle: the bucket stays at BUCKET */
+	CHECK(send_list(qp, cq, pause_us, &first, &last) == N, "%s: %d WRs complete", what, N);
 	check_received();
-	/* the bucket lets BUCKET bytes (and the WR that empties it) go at once, the rest at
-	 * the rate: 1 % for the TSC rate's calibration */
-	ns = (double)(last - first) * 1e6 / (double)khz;
-	need = (double)(N * LEN - BUCKET - LEN) * 8e6 / RATE_KBPS * 0.99;
-	CHECK(ns >= need, "%s: %d x %d bytes at %u kb/s took %.0f ns, at least %.0f expected",
-	      what, N, LEN, RATE_KBPS, ns, need);
+	/* BUCKET bytes and the WR that empties the bucket go at once, the rest at the rate;
+	 * 1 us for rounding (the pacer and this count the same TSC at the same rate) */
+	ns = (double)(last - posted) * 1e6 / (double)khz;
+	from_first = (double)(last - first) * 1e6 / (double)khz;
+	need = (double)(N * LEN - BUCKET - LEN) * 8e6 / RATE_KBPS - 1000;
+	CHECK(ns >= need, "%s: %d x %d bytes at %u kb/s took %.0f ns from the post "
+	      "(%.0f from the first completion), at least %.0f expected",
+	      what, N, LEN, RATE_KBPS, ns, from_first, need);
 
 	rl = (struct ibv_qp_rate_limit_attr){ .rate_limit = 0 };
 	CHECK_EQ(ibv_modify_qp_rate_limit(qp, &rl), 0);
 	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_RATE_LIMIT, &qi), 0);
 	CHECK_EQ(qa.rate_limit, 0);
 	post_recvs(N);
-	CHECK(send_list(qp, cq, &first, &last) == N, "%s: unpaced, %d WRs complete", what, N);
+	CHECK(send_list(qp, cq, 0, &first, &last) == N, "%s: unpaced, %d WRs complete", what, N);
 	check_received();
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
@@ -202,8 +236,10 @@ int main(void)
 	CHECK(flow != NULL, "ALL_DEFAULT flow: %s", strerror(errno));
 
 	check_refusals();
-	check_paced(DPV_PROGRESS_DIRECT, "direct");
-	check_paced(DPV_PROGRESS_SERVICE, "service");
+	check_paced(DPV_PROGRESS_DIRECT, 0);
+	check_paced(DPV_PROGRESS_DIRECT, 3000);
+	check_paced(DPV_PROGRESS_SERVICE, 0);
+	check_paced(DPV_PROGRESS_SERVICE, 3000);
 
 	if (flow != NULL)
 		CHECK_EQ(ibv_destroy_flow(flow), 0);
