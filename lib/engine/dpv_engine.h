@@ -92,6 +92,10 @@ int dpv__fork_refuse(void);
  * (and shared configuration files) out of every child (MADV_DONTFORK). */
 void dpv__fork_eal_started(void);
 
+/* Remove what dead dpverbs processes left: runtime directories and hugepage files of the
+ * prefix dpv-<pid> whose process is gone and whose files nobody holds (leftovers.c). */
+void dpv__leftovers_clean(void);
+
 /* Service lcores (service.c). A work item is called over and over by its service lcore, with
  * the lcore's work list locked (dpv__service_work_del waits for the round in progress); it
  * returns whether it found something to do (0: nothing), so that a service lcore idle for a

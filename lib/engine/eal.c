@@ -200,6 +200,7 @@ static int eal_start_locked(struct eal_args *a)
 	char *saved_optarg = optarg;
 
 	rc = dpv__config_load_checked();
+	dpv__leftovers_clean();        /* before the hugepage count: a dead process's files hold pages */
 	if (rc == 0)
 		rc = args_complete(a, &own_prefix);
 	if (rc != 0)
