@@ -1,6 +1,6 @@
 /* rdma-core's helpers outside the verbs API that programs and rdma-core's own libraries
  * (librdmacm) still bind to: kernel-ABI structure copies, sysfs file reading, rate
- * conversions and fork ranges. Pure functions; none needs a device. */
+ * conversions. Pure functions; none needs a device. (The fork ranges are lib/verbs/fork.c.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -163,17 +163,4 @@ DPV_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 		if (ibv_rate_to_mbps((enum ibv_rate)r) == mbps)
 			return (enum ibv_rate)r;
 	return IBV_RATE_MAX;
-}
-
-/* Fork protection of a range: not needed, dpverbs' memory is shared hugepages or plain
- * memory nothing pins (ibv_is_fork_initialized says IBV_FORK_UNNEEDED). */
-DPV_EXPORT int ibv_dontfork_range(void *base, size_t size)
-{
-	return 0;
-}
-
-/* Undo ibv_dontfork_range: nothing to undo. */
-DPV_EXPORT int ibv_dofork_range(void *base, size_t size)
-{
-	return 0;
 }

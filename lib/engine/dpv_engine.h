@@ -75,6 +75,27 @@ const char *dpv__eal_args_used(void);
 /* Run @fn before the EAL is cleaned up at exit (verbs closes its ports there). */
 void dpv__eal_at_stop(void (*fn)(void));
 
+/* fork (fork.c). In a child of a process that had started the EAL, dpv__forked is true (set
+ * by a pthread_atfork handler): such a child cannot use DPDK, so verbs refuse it (ENODEV) and
+ * its exit handlers leave the parent's ports, memory and files alone. */
+extern bool dpv__forked;
+static inline bool dpv__fork_child(void)
+{
+	return __builtin_expect(__atomic_load_n(&dpv__forked, __ATOMIC_RELAXED), 0);
+}
+/* The same, also for a child the atfork handler did not see (its pid differs from the EAL's);
+ * a getpid() call: control paths only. */
+bool dpv__fork_child_check(void);
+/* Say once on stderr why a forked child cannot use the devices; -ENODEV (errno untouched). */
+int dpv__fork_refuse(void);
+/* The EAL runs in this process: remember its pid, watch for forks, and keep DPDK's memory
+ * (and shared configuration files) out of every child (MADV_DONTFORK). */
+void dpv__fork_eal_started(void);
+
+/* Remove what dead dpverbs processes left: runtime directories and hugepage files of the
+ * prefix dpv-<pid> whose process is gone and whose files nobody holds (leftovers.c). */
+void dpv__leftovers_clean(void);
+
 /* Service lcores (service.c). A work item is called over and over by its service lcore, with
  * the lcore's work list locked (dpv__service_work_del waits for the round in progress); it
  * returns whether it found something to do (0: nothing), so that a service lcore idle for a

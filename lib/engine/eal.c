@@ -173,8 +173,12 @@ static void remove_failed_runtime_dir(void)
 	runtime_dir[0] = '\0';
 }
 
+/* In a forked child, everything here is the parent's (ports, memory, the runtime directory):
+ * its exit leaves it alone. */
 static void eal_stop_at_exit(void)
 {
+	if (dpv__fork_child_check())
+		return;
 	pthread_mutex_lock(&eal_lock);
 	if (eal_state == 1) {
 		dpv__service_stop_all();          /* nothing polls the ports while they close */
@@ -196,6 +200,7 @@ static int eal_start_locked(struct eal_args *a)
 	char *saved_optarg = optarg;
 
 	rc = dpv__config_load_checked();
+	dpv__leftovers_clean();        /* before the hugepage count: a dead process's files hold pages */
 	if (rc == 0)
 		rc = args_complete(a, &own_prefix);
 	if (rc != 0)
@@ -230,6 +235,7 @@ static int eal_start_locked(struct eal_args *a)
 	}
 	if (own_prefix)
 		snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
+	dpv__fork_eal_started();
 	atexit(eal_stop_at_exit);
 	return 0;
 }
@@ -239,6 +245,8 @@ int dpv__eal_start(int argc, char **argv)
 	struct eal_args a = { 0 };
 	int rc = 0;
 
+	if (dpv__fork_child_check())         /* before the lock: another thread may have held it */
+		return dpv__fork_refuse();
 	pthread_mutex_lock(&eal_lock);
 	if (eal_state == 1) {
 		pthread_mutex_unlock(&eal_lock);
@@ -279,6 +287,8 @@ int dpv__eal_ensure(void)
 	struct eal_args a = { 0 };
 	int rc;
 
+	if (dpv__fork_child_check())
+		return dpv__fork_refuse();
 	pthread_mutex_lock(&eal_lock);
 	if (eal_state != 0) {
 		rc = eal_state == 1 ? 0 : eal_state;
@@ -296,7 +306,7 @@ int dpv__eal_ensure(void)
 
 bool dpv__eal_running(void)
 {
-	return __atomic_load_n(&eal_state, __ATOMIC_ACQUIRE) == 1;
+	return __atomic_load_n(&eal_state, __ATOMIC_ACQUIRE) == 1 && !dpv__fork_child();
 }
 
 const char *dpv__eal_args_used(void)

@@ -235,6 +235,7 @@ DPV_EXPORT int dpv_port_add_addr(struct ibv_context *context, const char *text)
 	uint8_t addr[16];
 	int family = parse(context, text, addr), rc;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (family < 0)
 		return EINVAL;
 	rp = to_dctx(context)->dev->roce;
@@ -250,6 +251,7 @@ DPV_EXPORT int dpv_port_del_addr(struct ibv_context *context, const char *text)
 	uint8_t addr[16];
 	int family = parse(context, text, addr), rc;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (family < 0)
 		return EINVAL;
 	rp = to_dctx(context)->dev->roce;

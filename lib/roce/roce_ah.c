@@ -58,6 +58,7 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr 
 	struct dpv_ah *ah;
 	int rc;
 
+	DPV_FORK_REFUSE(NULL);
 	if (pd == NULL || attr == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	ctx = to_dctx(ibpd->context);
@@ -86,6 +87,7 @@ DPV_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 	struct dpv_ah *ah = to_dah(ibah);
 	struct dpv_context *ctx;
 
+	DPV_FORK_NOOP(0);
 	if (ah == NULL)
 		return EINVAL;
 	ctx = to_dctx(ibah->context);
@@ -148,6 +150,7 @@ DPV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 	uint8_t local[16];
 	int idx;
 
+	DPV_FORK_REFUSE(-1);
 	if (ctx == NULL || wc == NULL || attr == NULL || grh == NULL) {
 		errno = EINVAL;
 		return -1;
@@ -194,6 +197,7 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc
 {
 	struct ibv_ah_attr attr;
 
+	DPV_FORK_REFUSE(NULL);
 	if (pd == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr) != 0)

@@ -105,6 +105,7 @@ DPV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async
 	struct dpv_async_event *e;
 	uint64_t n;
 
+	DPV_FORK_REFUSE(-1);
 	if (ctx == NULL || event == NULL) {
 		errno = EINVAL;
 		return -1;
@@ -127,6 +128,7 @@ DPV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async
 
 DPV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
+	DPV_FORK_NOOP();
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
 		__atomic_fetch_add(&event->element.cq->async_events_completed, 1, __ATOMIC_RELEASE);

@@ -43,8 +43,10 @@ void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
 
 struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr)
 {
-	struct ibv_flow *flow = dpv__create_flow(qp, attr);
+	struct ibv_flow *flow;
 
+	DPV_FORK_REFUSE(NULL);
+	flow = dpv__create_flow(qp, attr);
 	if (flow != NULL && dpv__objset_add(to_dctx(qp->context), &to_dctx(qp->context)->flows,
 					   flow) != 0) {
 		dpv__destroy_flow(flow);
@@ -56,8 +58,10 @@ struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr
 int dpv_destroy_flow_tracked(struct ibv_flow *flow)
 {
 	struct dpv_context *ctx = flow != NULL ? to_dctx(flow->context) : NULL;
-	int rc = dpv__destroy_flow(flow);
+	int rc;
 
+	DPV_FORK_NOOP(0);
+	rc = dpv__destroy_flow(flow);
 	if (rc == 0 && ctx != NULL)
 		dpv__objset_del(ctx, &ctx->flows, flow);
 	return -rc;                  /* the ibv_destroy_flow op: a positive errno */

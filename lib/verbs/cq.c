@@ -24,6 +24,7 @@ DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_channel *ch;
 
+	DPV_FORK_REFUSE(NULL);
 	if (ctx == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	ch = calloc(1, sizeof(*ch));
@@ -57,6 +58,7 @@ DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct dpv_channel *ch = container_of_safe(channel, struct dpv_channel, ibch);
 	struct dpv_context *ctx;
 
+	DPV_FORK_NOOP(0);
 	if (ch == NULL)
 		return EINVAL;
 	if (__atomic_load_n(&channel->refcnt, __ATOMIC_ACQUIRE) != 0)
@@ -149,8 +151,10 @@ struct dpv_cq *dpv__cq_create(struct ibv_context *context, int cqe, void *cq_con
 DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct dpv_cq *cq = dpv__cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
+	struct dpv_cq *cq;
 
+	DPV_FORK_REFUSE(NULL);
+	cq = dpv__cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
 	return cq == NULL ? NULL : &cq->ibcq;
 }
 
@@ -160,6 +164,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	struct dpv_channel *ch;
 	struct dpv_context *ctx;
 
+	DPV_FORK_NOOP(0);
 	if (cq == NULL)
 		return EINVAL;
 	pthread_mutex_lock(&cq->qps_lock);
@@ -204,6 +209,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	bool custom, old_custom;
 	uint32_t n;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (cq == NULL || cqe < 1 || (unsigned int)cqe > dpv__config()->max_cqe)
 		return EINVAL;
 	ring = ring_alloc(cq->buf_pd, (uint32_t)cqe + 1, &custom);
@@ -490,6 +496,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	uint64_t t0;
 	int got = 0;
 
+	DPV_FORK_REFUSE(-ENODEV);
 	if (n < 0)
 		return -EINVAL;
 	dpv__cq_poll_progress(cq);
@@ -535,6 +542,7 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
 
+	DPV_FORK_REFUSE(ENODEV);
 	dpv__spinlock_lock(&cq->lock);
 	cq->armed = true;
 	cq->solicited_only = solicited_only != 0;
@@ -616,6 +624,7 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 	struct dpv_cq *cq;
 	uint64_t n;
 
+	DPV_FORK_REFUSE(-1);
 	int rc;
 
 	if (ch == NULL || cq_out == NULL || cq_context == NULL) {
@@ -650,6 +659,7 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 
 DPV_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	DPV_FORK_NOOP();
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);

@@ -37,6 +37,7 @@ static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 {
 	struct dpv_cq *cq = cqx_of(c);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (attr == NULL || attr->comp_mask != 0)
 		return EINVAL;                  /* as mlx5: no poll attribute is defined */
 	dpv__cq_poll_progress(cq);
@@ -119,6 +120,7 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_in
 	struct dpv_cq *cq;
 	int rc = a == NULL ? -EINVAL : check_cq_attr(a);
 
+	DPV_FORK_REFUSE(NULL);
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
 	if (a->cqe > (uint32_t)INT32_MAX)

@@ -133,8 +133,10 @@ void dpv__devices_foreach_open(void (*fn)(struct dpv_device *dev, void *arg), vo
 DPV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct dpv_device **list;
-	int n, rc = dpv__devices_scan(&list, &n);
+	int n, rc;
 
+	dpv__fork_env_init();
+	rc = dpv__devices_scan(&list, &n);
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
 	if (num_devices != NULL)
@@ -171,6 +173,7 @@ DPV_EXPORT int ibv_get_device_index(struct ibv_device *device)
 {
 	int idx = -1;
 
+	DPV_FORK_REFUSE(-1);
 	pthread_mutex_lock(&dev_lock);
 	for (int i = 0; i < nb_devices; i++)
 		if (devices[i] == to_ddev(device))
@@ -293,6 +296,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_device *d;
 
+	DPV_FORK_NOOP(0);
 	if (ctx == NULL)
 		return EINVAL;
 	pthread_mutex_lock(&dev_lock);
@@ -335,6 +339,7 @@ DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 	struct dpv_context *ctx;
 	struct stat st;
 
+	DPV_FORK_REFUSE(NULL);
 	if (fstat(cmd_fd, &st) != 0)
 		return NULL;                     /* errno EBADF */
 	pthread_mutex_lock(&dev_lock);
@@ -467,6 +472,7 @@ static void fill_device_attr(struct dpv_context *ctx, struct ibv_device_attr *a)
 
 DPV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 {
+	DPV_FORK_REFUSE(ENODEV);
 	if (context == NULL || attr == NULL)
 		return EINVAL;
 	fill_device_attr(to_dctx(context), attr);
@@ -479,6 +485,7 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 {
 	struct ibv_device_attr_ex ex = { 0 };
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (in != NULL && in->comp_mask != 0)
 		return EINVAL;
 	if (attr_size < sizeof(struct ibv_device_attr))
@@ -509,6 +516,7 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
  * what was filled. Unknown request bits: EINVAL. */
 int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values)
 {
+	DPV_FORK_REFUSE(ENODEV);
 	if (context == NULL || values == NULL ||
 	    (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
 		return EINVAL;
@@ -550,6 +558,7 @@ int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_por
 	struct ibv_port_attr a = { 0 };
 	struct dpv_link link = { 0 };
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (port_num != 1 || out == NULL)
 		return EINVAL;
 	ctx->dev->ops->link_get(ctx->dev->port, &link);
@@ -582,6 +591,7 @@ DPV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int 
 {
 	int rc;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (context == NULL || gid == NULL || port_num != 1)
 		return EINVAL;
 	rc = dpv__roce_gid_get(to_dctx(context)->dev, index, gid->raw);
@@ -600,6 +610,7 @@ DPV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
 	int rc;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (context == NULL || entry == NULL || flags != 0 || entry_size < sizeof(e) ||
 	    port_num != 1 || gid_index >= DPV_ROCE_GID_TBL_LEN)
 		return EINVAL;
@@ -618,6 +629,7 @@ DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_
 	struct ibv_gid_entry e[DPV_ROCE_GID_TBL_LEN];
 	size_t n = 0;
 
+	DPV_FORK_REFUSE(-ENODEV);
 	if (context == NULL || entries == NULL || flags != 0 || entry_size < sizeof(*entries) ||
 	    max_entries == 0)
 		return -EINVAL;
@@ -635,6 +647,7 @@ DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_
 DPV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
 			      __be16 *pkey)
 {
+	DPV_FORK_REFUSE(ENODEV);
 	if (context == NULL || pkey == NULL || port_num != 1 || index != 0)
 		return EINVAL;
 	*pkey = 0xffff;
@@ -648,6 +661,7 @@ DPV_EXPORT int dpv_query_port_info(struct ibv_context *context, struct dpv_port_
 	const uint32_t csum = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
 			      DPV_OFFLOAD_UDP_CKSUM;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || info == NULL)
 		return EINVAL;
 	c = &ctx->dev->caps;
@@ -678,6 +692,7 @@ DPV_EXPORT int dpv_set_offload_policy(struct ibv_context *context,
 {
 	struct dpv_context *ctx = to_dctx(context);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || (unsigned int)policy > DPV_OFFLOAD_POLICY_HARDWARE)
 		return EINVAL;
 	__atomic_store_n(&ctx->dev->offload.policy, (int)policy, __ATOMIC_RELAXED);
@@ -708,6 +723,7 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	struct dpv_context *ctx = to_dctx(context);
 	uint64_t cyc[DPV_RXC_STAGES];
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || stats == NULL)
 		return EINVAL;
 	dpv__device_port_stats(ctx->dev, stats);

@@ -74,6 +74,7 @@ DPV_EXPORT int dpv_set_port_faults(struct ibv_context *context, unsigned int dir
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_fault_rates r;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || f == NULL || dirs == 0 || (dirs & ~3u) != 0)
 		return EINVAL;
 	r = (struct dpv_fault_rates){ f->drop_ppm, f->dup_ppm, f->reorder_ppm, f->corrupt_ppm };
@@ -94,6 +95,7 @@ DPV_EXPORT int dpv_query_port_faults(struct ibv_context *context, enum dpv_fault
 	dpv_spinlock_t *lk;
 	int i;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || (dir != DPV_FAULT_RX && dir != DPV_FAULT_TX))
 		return EINVAL;
 	dev = ctx->dev;

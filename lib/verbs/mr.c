@@ -186,6 +186,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	long page = sysconf(_SC_PAGESIZE);
 	int rc;
 
+	DPV_FORK_REFUSE(NULL);
 	if (pd == NULL || length == 0 || (addr == NULL && length != 0))
 		return dpv__fail_ptr(-EINVAL);
 	rc = check_access(access);
@@ -205,9 +206,13 @@ static struct ibv_mr *reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uin
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
-	rc = dpv__range_acquire(ctx, addr, length, mr);
-	if (rc == 0 && (rc = table_insert(ctx->mrs, mr)) != 0)
+	rc = dpv__fork_mr_hold(mr);
+	if (rc == 0 && (rc = dpv__range_acquire(ctx, addr, length, mr)) != 0)
+		dpv__fork_mr_drop(mr);
+	if (rc == 0 && (rc = table_insert(ctx->mrs, mr)) != 0) {
 		dpv__range_release(ctx, mr);
+		dpv__fork_mr_drop(mr);
+	}
 	if (rc != 0) {
 		free(mr);
 		return dpv__fail_ptr(rc);
@@ -246,6 +251,7 @@ DPV_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
 	struct dpv_mr *mr;
 
+	DPV_FORK_REFUSE(NULL);
 	if (pd == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	mr = dpv__mr_by_handle(to_dctx(pd->context), pd, mr_handle);
@@ -263,6 +269,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct dpv_mr *mr = container_of_safe(ibmr, struct dpv_mr, ibmr);
 	struct dpv_context *ctx;
 
+	DPV_FORK_NOOP(0);
 	if (mr == NULL)
 		return EINVAL;
 	if (__atomic_load_n(&mr->refs, __ATOMIC_ACQUIRE) != 0)
@@ -270,6 +277,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ctx = to_dctx(ibmr->context);
 	table_remove(ctx->mrs, mr);
 	dpv__range_release(ctx, mr);
+	dpv__fork_mr_drop(mr);
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;

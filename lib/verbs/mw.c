@@ -187,6 +187,7 @@ struct ibv_mw *dpv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 	struct dpv_mr_table *t;
 	struct dpv_mw *mw;
 
+	DPV_FORK_REFUSE(NULL);
 	if (pd == NULL || (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2))
 		return dpv__fail_ptr(-EINVAL);
 	mw = calloc(1, sizeof(*mw));
@@ -216,6 +217,7 @@ int dpv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW }, *bad;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (qp == NULL || mw == NULL || bind == NULL || mw->type != IBV_MW_TYPE_1)
 		return EINVAL;
 	wr.wr_id = bind->wr_id;
@@ -232,6 +234,7 @@ int dpv_dealloc_mw(struct ibv_mw *ibmw)
 	struct dpv_mw *mw = container_of_safe(ibmw, struct dpv_mw, ibmw), **p;
 	struct dpv_mr_table *t;
 
+	DPV_FORK_NOOP(0);
 	if (mw == NULL)
 		return EINVAL;
 	t = to_dctx(ibmw->context)->mrs;

@@ -35,6 +35,7 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_pd *pd;
 
+	DPV_FORK_REFUSE(NULL);
 	if (ctx == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	pd = ctx_object_new(ctx, sizeof(*pd), &ctx->pds, &ctx->nb_pd);
@@ -53,6 +54,7 @@ DPV_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd
 	struct dpv_context *ctx = to_dctx(context);
 	struct ibv_pd *found = NULL;
 
+	DPV_FORK_REFUSE(NULL);
 	if (ctx == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	pthread_mutex_lock(&ctx->lock);
@@ -78,6 +80,7 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	struct dpv_pd *pd = to_dpd(ibpd);
 	struct dpv_context *ctx;
 
+	DPV_FORK_NOOP(0);
 	if (pd == NULL)
 		return EINVAL;
 	ctx = to_dctx(ibpd->context);
@@ -104,6 +107,7 @@ struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_td *td;
 
+	DPV_FORK_REFUSE(NULL);
 	if (attr == NULL || attr->comp_mask != 0)
 		return dpv__fail_ptr(-EINVAL);
 	td = ctx_object_new(ctx, sizeof(*td), &ctx->tds, &ctx->nb_td);
@@ -118,6 +122,7 @@ int dpv_dealloc_td(struct ibv_td *ibtd)
 	struct dpv_td *td = container_of_safe(ibtd, struct dpv_td, ibtd);
 	struct dpv_context *ctx;
 
+	DPV_FORK_NOOP(0);
 	if (td == NULL)
 		return EINVAL;
 	if (__atomic_load_n(&td->refs, __ATOMIC_ACQUIRE) != 0)
@@ -135,6 +140,7 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context,
 	struct dpv_context *ctx = to_dctx(context);
 	struct dpv_pd *pd;
 
+	DPV_FORK_REFUSE(NULL);
 	if (attr == NULL || attr->pd == NULL || attr->pd->context != context)
 		return dpv__fail_ptr(-EINVAL);
 	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |

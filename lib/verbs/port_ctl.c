@@ -14,6 +14,7 @@ DPV_EXPORT int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xst
 	struct dpv_context *ctx = to_dctx(context);
 	int rc;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || n == NULL || (xstats == NULL && *n != 0))
 		return EINVAL;
 	if (ctx->dev->ops->port_xstats == NULL)
@@ -33,6 +34,7 @@ DPV_EXPORT int dpv_set_offload_software(struct ibv_context *context, uint32_t of
 	const uint32_t all = DPV_OFFLOAD_IPV4_CKSUM | DPV_OFFLOAD_TCP_CKSUM |
 			     DPV_OFFLOAD_UDP_CKSUM | DPV_OFFLOAD_TCP_TSO;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (ctx == NULL || (offloads & ~all))
 		return EINVAL;
 	__atomic_store_n(&ctx->dev->offload.sw_forced, offloads, __ATOMIC_RELAXED);
@@ -43,6 +45,7 @@ DPV_EXPORT int dpv_query_qp_counters(struct ibv_qp *ibqp, struct dpv_qp_counters
 {
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (qp == NULL || c == NULL)
 		return EINVAL;
 	memset(c, 0, sizeof(*c));
@@ -79,6 +82,7 @@ DPV_EXPORT int dpv_query_cq_counters(struct ibv_cq *ibcq, struct dpv_cq_counters
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (cq == NULL || c == NULL)
 		return EINVAL;
 	memset(c, 0, sizeof(*c));

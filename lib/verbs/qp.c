@@ -144,6 +144,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	struct dpv_qp *qp;
 	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a), qpn = -1;
 
+	DPV_FORK_REFUSE(NULL);
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
 	pd = a->qp_type == IBV_QPT_XRC_RECV ? NULL : to_dpd(a->pd);   /* XRC_RECV: the SRQs' */
@@ -247,6 +248,10 @@ int dpv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_w
 		*bad_wr = NULL;
 		return EINVAL;
 	}
+	if (dpv__fork_child()) {
+		*bad_wr = wr;
+		return -dpv__fork_refuse();
+	}
 	return -__atomic_load_n(&qp->post_send, __ATOMIC_RELAXED)(qp, wr, bad_wr);
 }
 
@@ -273,6 +278,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct dpv_context *ctx;
 	bool drained;
 
+	DPV_FORK_NOOP(0);
 	if (qp == NULL)
 		return EINVAL;
 	if (qp->nb_flows != 0)
@@ -445,6 +451,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 {
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (qp == NULL || attr == NULL)
 		return EINVAL;
 	return -modify(qp, attr, mask, 0);
@@ -458,6 +465,7 @@ int dpv_modify_qp_rate_limit(struct ibv_qp *ibqp, struct ibv_qp_rate_limit_attr 
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 	struct ibv_qp_attr a = { 0 };
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (qp == NULL || attr == NULL || attr->comp_mask != 0 ||
 	    ((attr->max_burst_sz != 0 || attr->typical_pkt_sz != 0) && attr->rate_limit == 0))
 		return EINVAL;
@@ -470,6 +478,7 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 {
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (qp == NULL || attr == NULL || init_attr == NULL)
 		return EINVAL;
 	memset(attr, 0, sizeof(*attr));
@@ -502,6 +511,7 @@ DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, u
 {
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
+	DPV_FORK_REFUSE(ENODEV);
 	return qp == NULL || gid == NULL ? EINVAL : -qp->ops->mcast(qp, gid, true);
 }
 
@@ -509,5 +519,6 @@ DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, u
 {
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 
+	DPV_FORK_REFUSE(ENODEV);
 	return qp == NULL || gid == NULL ? EINVAL : -qp->ops->mcast(qp, gid, false);
 }

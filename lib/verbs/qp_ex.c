@@ -351,6 +351,7 @@ static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct dpv_qp *qp = qp_of(qpx);
 
+	DPV_FORK_NOOP();             /* wr_complete says ENODEV */
 	if (!qp->lockless)           /* ibv_wr_post(3): a TD QP's caller serializes */
 		dpv__spinlock_lock(&qp->wr_batch->lock);
 	batch_reset(qp->wr_batch);
@@ -365,6 +366,7 @@ static void batch_end(struct dpv_qp *qp)
 
 static void wr_abort(struct ibv_qp_ex *qpx)
 {
+	DPV_FORK_NOOP();
 	batch_end(qp_of(qpx));
 }
 
@@ -420,6 +422,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct ibv_send_wr *bad;
 	int rc = b->err;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (rc == 0 && b->n != 0) {
 		batch_link(b);
 		rc = batch_check(qp, b);

@@ -41,6 +41,7 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 	struct dpv_qp *qp, *h;
 	struct dpv_xrcd *x;
 
+	DPV_FORK_REFUSE(NULL);
 	if (ctx == NULL || a == NULL)
 		return dpv__fail_ptr(-EINVAL);
 	if (a->comp_mask & ~(uint32_t)(IBV_QP_OPEN_ATTR_RESERVED - 1))

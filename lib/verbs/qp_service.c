@@ -191,6 +191,7 @@ DPV_EXPORT int dpv_qp_set_progress(struct ibv_qp *ibqp, enum dpv_progress mode)
 	struct dpv_qp *qp = dpv__qp_target(ibqp);
 	int rc = 0;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (qp == NULL || !qp->ops->service ||
 	    (mode != DPV_PROGRESS_DIRECT && mode != DPV_PROGRESS_SERVICE))
 		return EINVAL;

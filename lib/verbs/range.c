@@ -1,10 +1,13 @@
-/* The DMA range registry. Memory outside DPDK's heap must be registered with
- * rte_extmem_register and DMA-mapped for each device before a NIC can read it. DPDK has a
- * fixed number of memseg lists, VFIO a fixed number of user maps, neither can unmap part of a
- * map, and VFIO silently skips an overlapping map; so ranges here are page-rounded, never
- * overlap, are shared by every MR that touches them (reference-counted), and are unmapped
- * exactly as they were mapped. An MR that covers registered pages and new ones takes a
- * reference on the old ranges and registers only the gaps. */
+/* Page-range registries: sets of page-rounded, reference-counted ranges that never overlap,
+ * shared by every holder (MR) that touches them; a holder that covers registered pages and
+ * new ones takes a reference on the old ranges and adds only the gaps, and a range is undone
+ * exactly as it was made when its last holder goes. Two sets use it: DMA (here) and fork
+ * protection (fork.c).
+ *
+ * The DMA set: memory outside DPDK's heap must be registered with rte_extmem_register and
+ * DMA-mapped for each device before a NIC can read it. DPDK has a fixed number of memseg
+ * lists, VFIO a fixed number of user maps, neither can unmap part of a map, and VFIO silently
+ * skips an overlapping map: hence ranges that never overlap and are unmapped as mapped. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +24,212 @@ struct dpv_range {
 	int refs;
 };
 
-static pthread_mutex_t range_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dpv_range **ranges;      /* sorted by start */
-static unsigned int nb_ranges, cap_ranges;
+static struct dpv_range *range_new(struct dpv_range_set *s, uintptr_t start, uintptr_t end)
+{
+	struct dpv_range *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->start = start;
+	r->end = end;
+	if (s->add(start, end) != 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void range_free(struct dpv_range_set *s, struct dpv_range *r, bool live)
+{
+	s->del(r->start, r->end, live);
+	free(r);
+}
+
+static int ranges_insert(struct dpv_range_set *s, struct dpv_range *r)
+{
+	unsigned int i = 0;
+
+	if (s->nb == s->cap) {
+		unsigned int cap = s->cap ? s->cap * 2 : 16;
+		struct dpv_range **grown = realloc(s->ranges, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return -ENOMEM;
+		s->ranges = grown;
+		s->cap = cap;
+	}
+	while (i < s->nb && s->ranges[i]->start < r->start)
+		i++;
+	memmove(&s->ranges[i + 1], &s->ranges[i], (s->nb - i) * sizeof(*s->ranges));
+	s->ranges[i] = r;
+	s->nb++;
+	return 0;
+}
+
+static void ranges_remove(struct dpv_range_set *s, struct dpv_range *r)
+{
+	for (unsigned int i = 0; i < s->nb; i++)
+		if (s->ranges[i] == r) {
+			memmove(&s->ranges[i], &s->ranges[i + 1], (s->nb - i - 1) * sizeof(*s->ranges));
+			s->nb--;
+			return;
+		}
+}
+
+/* Give @h a reference on @r (growing its list). */
+static int hold(struct dpv_range_refs *h, struct dpv_range *r)
+{
+	struct dpv_range **grown = realloc(h->r, (h->nb + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return -ENOMEM;
+	h->r = grown;
+	h->r[h->nb++] = r;
+	r->refs++;
+	return 0;
+}
+
+static void unref(struct dpv_range_set *s, struct dpv_range *r, bool live)
+{
+	if (--r->refs == 0) {
+		ranges_remove(s, r);
+		range_free(s, r, live);
+	}
+}
+
+static void drop_all(struct dpv_range_set *s, struct dpv_range_refs *h, bool live)
+{
+	for (unsigned int i = 0; i < h->nb; i++)
+		unref(s, h->r[i], live);
+	free(h->r);
+	h->r = NULL;
+	h->nb = 0;
+}
+
+/* The range that holds @pos, or a new one from @pos to the next range (or @end). */
+static struct dpv_range *range_at(struct dpv_range_set *s, unsigned int *i, uintptr_t pos,
+				  uintptr_t end)
+{
+	struct dpv_range *r;
+	uintptr_t gap_end;
+
+	while (*i < s->nb && s->ranges[*i]->end <= pos)
+		(*i)++;
+	if (*i < s->nb && s->ranges[*i]->start <= pos)
+		return s->ranges[*i];
+	gap_end = *i < s->nb && s->ranges[*i]->start < end ? s->ranges[*i]->start : end;
+	r = range_new(s, pos, gap_end);
+	if (r != NULL && ranges_insert(s, r) != 0) {
+		range_free(s, r, true);
+		r = NULL;
+	}
+	return r;
+}
+
+/* Cover [start, end) with existing ranges and new ones for the gaps. */
+static int cover(struct dpv_range_set *s, struct dpv_range_refs *h, uintptr_t start,
+		 uintptr_t end)
+{
+	uintptr_t pos = start;
+	unsigned int i = 0;
+
+	while (pos < end) {
+		struct dpv_range *r = range_at(s, &i, pos, end);
+
+		if (r == NULL)
+			return -ENOMEM;
+		if (hold(h, r) != 0) {
+			if (r->refs == 0) {
+				ranges_remove(s, r);
+				range_free(s, r, true);
+			}
+			return -ENOMEM;
+		}
+		pos = r->end;
+	}
+	return 0;
+}
+
+static void page_round(const void *va, uint64_t len, uintptr_t *start, uintptr_t *end)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	*start = RTE_ALIGN_FLOOR((uintptr_t)va, page);
+	*end = RTE_ALIGN_CEIL((uintptr_t)va + len, page);
+}
+
+int dpv__rangeset_hold(struct dpv_range_set *s, const void *va, uint64_t len,
+		       struct dpv_range_refs *h)
+{
+	uintptr_t start, end;
+	int rc;
+
+	page_round(va, len, &start, &end);
+	pthread_mutex_lock(&s->lock);
+	rc = cover(s, h, start, end);
+	if (rc != 0)
+		drop_all(s, h, true);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void dpv__rangeset_drop(struct dpv_range_set *s, struct dpv_range_refs *h)
+{
+	pthread_mutex_lock(&s->lock);
+	drop_all(s, h, true);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A reference on every range in the pages of [va, va + len), no holder keeping the list:
+ * for the ibv_dontfork_range / ibv_dofork_range pairs, which name the same bytes twice. */
+int dpv__rangeset_hold_anon(struct dpv_range_set *s, const void *va, uint64_t len)
+{
+	struct dpv_range_refs h = { 0 };
+	int rc = dpv__rangeset_hold(s, va, len, &h);
+
+	free(h.r);
+	return rc;
+}
+
+void dpv__rangeset_drop_anon(struct dpv_range_set *s, const void *va, uint64_t len)
+{
+	uintptr_t start, end;
+
+	page_round(va, len, &start, &end);
+	pthread_mutex_lock(&s->lock);
+	for (unsigned int i = 0; i < s->nb;) {
+		struct dpv_range *r = s->ranges[i];
+		unsigned int nb = s->nb;
+
+		if (r->start < end && r->end > start)
+			unref(s, r, true);
+		i += s->nb == nb;              /* removed: the next one moved to i */
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void dpv__rangeset_clear(struct dpv_range_set *s, bool live)
+{
+	pthread_mutex_lock(&s->lock);
+	for (unsigned int i = 0; i < s->nb; i++)
+		range_free(s, s->ranges[i], live);
+	free(s->ranges);
+	s->ranges = NULL;
+	s->nb = s->cap = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+unsigned int dpv__rangeset_count(struct dpv_range_set *s)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->nb;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* ---- the DMA set ---- */
 
 static bool in_dpdk_heap(uintptr_t start, uintptr_t end)
 {
@@ -33,200 +239,79 @@ static bool in_dpdk_heap(uintptr_t start, uintptr_t end)
 	return a != NULL && a == b && !a->external;
 }
 
-static int range_map(struct dpv_context *ctx, struct dpv_range *r, bool map)
+bool dpv__in_dpdk_heap(const void *va, uint64_t len)
 {
-	return dpv__devices_dma_map((void *)r->start, r->end - r->start, map);
+	uintptr_t start, end;
+
+	page_round(va, len, &start, &end);
+	return in_dpdk_heap(start, end);
 }
 
-static struct dpv_range *range_new(struct dpv_context *ctx, uintptr_t start, uintptr_t end)
+static int dma_add(uintptr_t start, uintptr_t end)
 {
-	struct dpv_range *r = calloc(1, sizeof(*r));
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (r == NULL)
-		return NULL;
-	r->start = start;
-	r->end = end;
 	if (rte_extmem_register((void *)start, end - start, NULL, 0, page) != 0) {
 		VERBS_LOG(ERR, "cannot register [%#lx, %#lx) with DPDK: %s (DPDK has %d memseg "
 			  "lists; register fewer, larger MRs)", (unsigned long)start,
 			  (unsigned long)end, rte_strerror(rte_errno), RTE_MAX_MEMSEG_LISTS);
-		free(r);
-		return NULL;
+		return -ENOMEM;
 	}
-	if (range_map(ctx, r, true) != 0) {
+	if (dpv__devices_dma_map((void *)start, end - start, true) != 0) {
 		/* VFIO's reason does not reach rte_errno: name the two usual ones */
-		VERBS_LOG(ERR, "cannot DMA-map [%#lx, %#lx) for %s through the IOMMU. Either the "
+		VERBS_LOG(ERR, "cannot DMA-map [%#lx, %#lx) through the IOMMU. Either the "
 			  "locked-memory limit is too small for the pages VFIO pins (fix: ulimit -l "
 			  "unlimited, or run as root), or, with IOVA as VA, the IOMMU cannot reach "
 			  "the address: one of 39 bits (many Intel VT-d units) cannot map memory "
 			  "above 512 GiB, where malloc and mmap place it (fix: an IOMMU of 48 bits, "
 			  "or MR memory below 512 GiB; doc/vfio.md)", (unsigned long)start,
-			  (unsigned long)end, ctx->dev->ibdev.name);
+			  (unsigned long)end);
 		rte_extmem_unregister((void *)start, end - start);
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* @ctx NULL: the ports are gone already, nothing to unmap. */
-static void range_free(struct dpv_context *ctx, struct dpv_range *r)
-{
-	if (ctx != NULL)
-		range_map(ctx, r, false);
-	rte_extmem_unregister((void *)r->start, r->end - r->start);
-	free(r);
-}
-
-static int ranges_insert(struct dpv_range *r)
-{
-	unsigned int i = 0;
-
-	if (nb_ranges == cap_ranges) {
-		unsigned int cap = cap_ranges ? cap_ranges * 2 : 16;
-		struct dpv_range **grown = realloc(ranges, cap * sizeof(*ranges));
-
-		if (grown == NULL)
-			return -ENOMEM;
-		ranges = grown;
-		cap_ranges = cap;
-	}
-	while (i < nb_ranges && ranges[i]->start < r->start)
-		i++;
-	memmove(&ranges[i + 1], &ranges[i], (nb_ranges - i) * sizeof(*ranges));
-	ranges[i] = r;
-	nb_ranges++;
-	return 0;
-}
-
-static void ranges_remove(struct dpv_range *r)
-{
-	for (unsigned int i = 0; i < nb_ranges; i++)
-		if (ranges[i] == r) {
-			memmove(&ranges[i], &ranges[i + 1], (nb_ranges - i - 1) * sizeof(*ranges));
-			nb_ranges--;
-			return;
-		}
-}
-
-/* Give @mr a reference on @r (growing its list). */
-static int mr_hold(struct dpv_mr *mr, struct dpv_range *r)
-{
-	struct dpv_range **grown = realloc(mr->ranges, (mr->nb_ranges + 1) * sizeof(*grown));
-
-	if (grown == NULL)
 		return -ENOMEM;
-	mr->ranges = grown;
-	mr->ranges[mr->nb_ranges++] = r;
-	r->refs++;
+	}
 	return 0;
 }
 
-static void mr_drop_all(struct dpv_context *ctx, struct dpv_mr *mr)
+/* @live false: the ports are gone already, nothing to unmap. */
+static void dma_del(uintptr_t start, uintptr_t end, bool live)
 {
-	for (unsigned int i = 0; i < mr->nb_ranges; i++) {
-		struct dpv_range *r = mr->ranges[i];
-
-		if (--r->refs == 0) {
-			ranges_remove(r);
-			range_free(ctx, r);
-		}
-	}
-	free(mr->ranges);
-	mr->ranges = NULL;
-	mr->nb_ranges = 0;
+	if (live)
+		dpv__devices_dma_map((void *)start, end - start, false);
+	rte_extmem_unregister((void *)start, end - start);
 }
 
-/* Cover [start, end) with existing ranges and new ones for the gaps. */
-static int cover(struct dpv_context *ctx, struct dpv_mr *mr, uintptr_t start, uintptr_t end)
-{
-	uintptr_t pos = start;
-	unsigned int i = 0;
-	int rc = 0;
-
-	while (rc == 0 && pos < end) {
-		struct dpv_range *r;
-
-		while (i < nb_ranges && ranges[i]->end <= pos)
-			i++;
-		if (i < nb_ranges && ranges[i]->start <= pos) {
-			r = ranges[i];                     /* pos lies in an existing range */
-		} else {
-			uintptr_t gap_end = i < nb_ranges && ranges[i]->start < end ?
-					    ranges[i]->start : end;
-
-			r = range_new(ctx, pos, gap_end);
-			if (r == NULL)
-				return -ENOMEM;
-			rc = ranges_insert(r);
-			if (rc != 0) {
-				range_free(ctx, r);
-				return rc;
-			}
-		}
-		rc = mr_hold(mr, r);
-		if (rc != 0) {
-			if (r->refs == 0) {
-				ranges_remove(r);
-				range_free(ctx, r);
-			}
-			return rc;
-		}
-		pos = r->end;
-	}
-	return rc;
-}
+static struct dpv_range_set dma_set = {
+	.lock = PTHREAD_MUTEX_INITIALIZER, .add = dma_add, .del = dma_del,
+};
 
 int dpv__range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = RTE_ALIGN_FLOOR((uintptr_t)va, (uintptr_t)page);
-	uintptr_t end = RTE_ALIGN_CEIL((uintptr_t)va + len, (uintptr_t)page);
 	unsigned int mode = dpv__config()->mr_dma_map;
-	int rc;
 
 	if (mode == 0 || (mode == 1 && !ctx->dev->caps.needs_dma_map))
 		return 0;
-	if (in_dpdk_heap(start, end))
+	if (dpv__in_dpdk_heap(va, len))
 		return 0;
 	/* IOVA as PA: malloc'd pages may move under a NIC; such MRs are sent by copy. */
 	if (rte_eal_iova_mode() == RTE_IOVA_PA)
 		return 0;
-	pthread_mutex_lock(&range_lock);
-	rc = cover(ctx, mr, start, end);
-	if (rc != 0)
-		mr_drop_all(ctx, mr);
-	pthread_mutex_unlock(&range_lock);
-	return rc;
+	return dpv__rangeset_hold(&dma_set, va, len, &mr->dma);
 }
 
 void dpv__range_release(struct dpv_context *ctx, struct dpv_mr *mr)
 {
-	pthread_mutex_lock(&range_lock);
-	mr_drop_all(ctx, mr);
-	pthread_mutex_unlock(&range_lock);
+	(void)ctx;
+	dpv__rangeset_drop(&dma_set, &mr->dma);
 }
 
 /* At shutdown: whatever MRs the application leaked. */
 void dpv__ranges_release_all(void)
 {
-	pthread_mutex_lock(&range_lock);
-	for (unsigned int i = 0; i < nb_ranges; i++)
-		range_free(NULL, ranges[i]);
-	free(ranges);
-	ranges = NULL;
-	nb_ranges = cap_ranges = 0;
-	pthread_mutex_unlock(&range_lock);
+	dpv__rangeset_clear(&dma_set, false);
 }
 
 /* For tests and tools: how many ranges are registered. */
 DPV_EXPORT unsigned int dpv_dma_range_count(void)
 {
-	unsigned int n;
-
-	pthread_mutex_lock(&range_lock);
-	n = nb_ranges;
-	pthread_mutex_unlock(&range_lock);
-	return n;
+	return dpv__rangeset_count(&dma_set);
 }

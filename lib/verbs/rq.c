@@ -109,6 +109,10 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 		*bad_wr = NULL;
 		return EINVAL;
 	}
+	if (dpv__fork_child()) {
+		*bad_wr = wr;
+		return -dpv__fork_refuse();
+	}
 	/* one lock for the list; the WQEs are published (head) once, at its end */
 	dpv__qp_lock(qp);
 	head = rq->head;

@@ -97,6 +97,7 @@ struct ibv_srq *dpv_create_srq_ex(struct ibv_context *context, struct ibv_srq_in
 	struct dpv_srq *srq;
 	int rc = a == NULL ? -EINVAL : check_srq_attr(ctx, a);
 
+	DPV_FORK_REFUSE(NULL);
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
 	srq = calloc(1, sizeof(*srq));
@@ -183,6 +184,7 @@ DPV_EXPORT int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, 
 	struct dpv_srq *srq = to_dsrq(ibsrq);
 	int rc = 0;
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (srq == NULL || attr == NULL || (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)))
 		return EINVAL;
 	if ((mask & IBV_SRQ_MAX_WR) &&
@@ -206,6 +208,7 @@ DPV_EXPORT int ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 {
 	struct dpv_srq *srq = to_dsrq(ibsrq);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (srq == NULL || attr == NULL)
 		return EINVAL;
 	dpv__spinlock_lock(&srq->lock);
@@ -230,6 +233,10 @@ int dpv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_
 	if (wr == NULL) {
 		*bad_wr = NULL;
 		return EINVAL;
+	}
+	if (dpv__fork_child()) {
+		*bad_wr = wr;
+		return -dpv__fork_refuse();
 	}
 	dpv__spinlock_lock(&srq->lock);
 	for (; wr != NULL; wr = wr->next) {
@@ -259,6 +266,7 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct dpv_srq *srq = to_dsrq(ibsrq);
 
+	DPV_FORK_NOOP(0);
 	if (srq == NULL)
 		return EINVAL;
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0 ||
@@ -280,6 +288,7 @@ int dpv_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 {
 	struct dpv_srq *srq = to_dsrq(ibsrq);
 
+	DPV_FORK_REFUSE(ENODEV);
 	if (srq == NULL || srq_num == NULL || srq->type != IBV_SRQT_XRC)
 		return EINVAL;
 	*srq_num = srq->srq_num;

@@ -66,14 +66,3 @@ DPV_EXPORT const char *ibv_node_type_str(enum ibv_node_type type)
 		return "unknown";
 	return NAME_OF(names, type);
 }
-
-/* No fork protection is needed: DPDK memory is shared hugepages, not pinned user pages. */
-DPV_EXPORT int ibv_fork_init(void)
-{
-	return 0;
-}
-
-DPV_EXPORT enum ibv_fork_status ibv_is_fork_initialized(void)
-{
-	return IBV_FORK_UNNEEDED;
-}

@@ -8,6 +8,7 @@
 #ifndef DPV_VERBS_PRIV_H
 #define DPV_VERBS_PRIV_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -285,6 +286,12 @@ static inline struct dpv_pd *dpv__pd_base(struct dpv_pd *pd)
 
 struct dpv_range;
 
+/* The ranges one holder (an MR) holds a reference on, in a range set (range.c). */
+struct dpv_range_refs {
+	unsigned int nb;
+	struct dpv_range **r;
+};
+
 struct dpv_mr {
 	struct ibv_mr ibmr;
 	struct dpv_pd *pd;
@@ -294,8 +301,8 @@ struct dpv_mr {
 	unsigned int access;
 	int refs;                  /* in-flight WRs using it */
 	struct dpv_mr *rkey_next;  /* its bucket of the context's rkey hash */
-	unsigned int nb_ranges;
-	struct dpv_range **ranges; /* DMA ranges it holds a reference on */
+	struct dpv_range_refs dma;    /* its DMA ranges (range.c) */
+	struct dpv_range_refs nofork; /* its MADV_DONTFORK ranges, with ibv_fork_init (fork.c) */
 };
 
 struct dpv_mr_table {
@@ -401,10 +408,54 @@ static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_
 	return dpv__mr_range(mr, addr, len, va);
 }
 
-/* DMA range registry: page-rounded, reference-counted, never overlapping. */
+/* A set of page-rounded, reference-counted ranges that never overlap (range.c): @add makes a
+ * new range so (0 or a negative errno), @del undoes it when its last reference goes (@live
+ * false: at shutdown, the devices are gone). */
+struct dpv_range_set {
+	pthread_mutex_t lock;
+	struct dpv_range **ranges;     /* sorted by start */
+	unsigned int nb, cap;
+	int (*add)(uintptr_t start, uintptr_t end);
+	void (*del)(uintptr_t start, uintptr_t end, bool live);
+};
+/* Give @h a reference on every range of the pages of [va, va + len), adding the gaps. */
+int dpv__rangeset_hold(struct dpv_range_set *s, const void *va, uint64_t len,
+		       struct dpv_range_refs *h);
+void dpv__rangeset_drop(struct dpv_range_set *s, struct dpv_range_refs *h);
+/* The same without a holder: the references of a hold are dropped by naming the same bytes. */
+int dpv__rangeset_hold_anon(struct dpv_range_set *s, const void *va, uint64_t len);
+void dpv__rangeset_drop_anon(struct dpv_range_set *s, const void *va, uint64_t len);
+void dpv__rangeset_clear(struct dpv_range_set *s, bool live);
+unsigned int dpv__rangeset_count(struct dpv_range_set *s);
+/* Do the pages of [va, va + len) lie in one memseg list of DPDK's own heap? */
+bool dpv__in_dpdk_heap(const void *va, uint64_t len);
+
+/* DMA range registry (a range set): what an MR needs mapped for the NICs. */
 int dpv__range_acquire(struct dpv_context *ctx, void *va, uint64_t len, struct dpv_mr *mr);
 void dpv__range_release(struct dpv_context *ctx, struct dpv_mr *mr);
 void dpv__ranges_release_all(void);
+/* Fork protection (fork.c): with ibv_fork_init, the pages of every MR outside DPDK's heap
+ * are MADV_DONTFORK while an MR holds them; without it, the first MR makes ibv_fork_init too
+ * late (EINVAL). */
+int dpv__fork_mr_hold(struct dpv_mr *mr);
+void dpv__fork_mr_drop(struct dpv_mr *mr);
+/* ibv_dontfork_range / ibv_dofork_range: 0 or a negative errno. */
+int dpv__fork_range(void *base, size_t size, bool dontfork);
+/* RDMAV_FORK_SAFE / IBV_FORK_SAFE: ibv_fork_init at the first device list, as rdma-core. */
+void dpv__fork_env_init(void);
+/* In a forked child (dpv__fork_child): verbs refuse with ENODEV, releases succeed doing
+ * nothing. */
+#define DPV_FORK_REFUSE(ret) do { \
+	if (dpv__fork_child()) { \
+		errno = -dpv__fork_refuse(); \
+		return ret; \
+	} \
+} while (0)
+#define DPV_FORK_NOOP(ret) do { \
+	if (dpv__fork_child()) \
+		return ret; \
+} while (0)
+
 /* DMA-map (or unmap) [va, va + len) on every present port that needs it (device.c). */
 int dpv__devices_dma_map(void *va, uint64_t len, bool map);
 

@@ -84,6 +84,7 @@ struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init
 	struct dpv_context *ctx = to_dctx(context);
 	struct ibv_xrcd *x;
 
+	DPV_FORK_REFUSE(NULL);
 	if (ctx == NULL || a == NULL ||
 	    (a->comp_mask & (IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS)) !=
 	    (IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS))
@@ -106,6 +107,7 @@ int dpv_close_xrcd(struct ibv_xrcd *ibx)
 	struct dpv_xrcd *x = to_dxrcd(ibx);
 	struct dpv_xrc_domain *d;
 
+	DPV_FORK_NOOP(0);
 	if (x == NULL)
 		return EINVAL;
 	pthread_mutex_lock(&xrc_lock);
