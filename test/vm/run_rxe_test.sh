@@ -449,8 +449,8 @@ dpv_step() {
 }
 
 # retries_check NAME TOOL ARGS...: step NAME ran without a retry that could hide a rejected
-# frame. From dpverbs to rxe: rxe0's duplicate_request, rcvd_seq_err and retry_exceeded_err
-# unchanged (the guest's hw_counters before and after the step), and dpverbs' RC engine (its
+# frame. From dpverbs to rxe: rxe0's duplicate_request, out_of_seq_request (a gap: a frame
+# of ours rxe never took, a bad ICRC say), rcvd_seq_err and retry_exceeded_err unchanged (the guest's hw_counters before and after the step), and dpverbs' RC engine (its
 # debug line for every QP the tool destroyed: at least one unless the tool is a UD one)
 # retransmitted nothing, had no timeout, sequence NAK or implied NAK, dropped nothing. From
 # rxe to dpverbs: rxe0's completer_retry_err unchanged and no duplicate at dpverbs; except for
@@ -460,7 +460,8 @@ dpv_step() {
 # waits ~1 s (data_peer's timeout 18, perftest's -u 18).
 retries_check() {
 	local d=$dir/$1 c a b rc=0 lines late=0 dups
-	for c in duplicate_request rcvd_seq_err retry_exceeded_err completer_retry_err; do
+	for c in duplicate_request out_of_seq_request rcvd_seq_err retry_exceeded_err \
+		completer_retry_err; do
 		a=$(sed -n "s/^$c //p" "$d/counters0.txt" 2>/dev/null)
 		b=$(sed -n "s/^$c //p" "$d/counters.txt" 2>/dev/null)
 		[ -n "$a" ] && [ "$a" = "$b" ] && continue
@@ -474,7 +475,7 @@ retries_check() {
 	case " $* " in *ibv_ud_pingpong*|*" -t ud "*) ;; *)
 		[ "$lines" -gt 0 ] || { echo "$1: no counters of dpverbs' RC engine (a QP not destroyed?)"; rc=1; } ;;
 	esac
-	grep 'packets sent, .* retransmitted' "$d/host.out" |
+	grep -o 'QP [0-9]*: [0-9]* packets sent, .* retransmitted.*' "$d/host.out" |
 		grep -v ' 0 retransmitted, 0 timeouts, sequence NAKs 0 sent 0 received, .* 0 implied NAKs, [0-9]* duplicates, 0 dropped,' |
 		sed "s/^/$1: dpverbs retried or dropped: /" | grep . && rc=1
 	dups=$(grep -o '[0-9]* duplicates' "$d/host.out" | awk '{n += $1} END {print n + 0}')
