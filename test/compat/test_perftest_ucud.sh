@@ -4,7 +4,11 @@
 # ends of a veth pair of this run's own (net_af_packet), GID index 1 (RoCE v2, IPv4).
 # With -e (UD bandwidth, and RC latency) both sides wait in ibv_get_cq_event instead of
 # polling. Checked: both processes exit 0 and the client reports its result line and
-# connection type; the figures are printed, not judged.
+# connection type; the figures are printed, not judged. No tool looks at a payload, and a UC
+# WRITE completes at its sender whether or not it arrived: for ib_write_bw and ib_write_lat
+# -c UC the server's QP counters (dpverbs' debug line when the QP goes) must show every WRITE
+# packet received (2000 x 4 of 1 KiB; 500) and none dropped. The bytes of UC WRITEs and SENDs
+# are compat_data_peer's to check.
 # UC and UD are unreliable: a receiver that counts its receive completions (ib_send_bw's
 # server) waits forever for a lost message. On the veth the only place a frame is lost is the
 # receiving port's af_packet ring when its process does not run for a while (a shared
@@ -28,10 +32,23 @@ one() {
 	check "$name: the client's connection type" "grep -q 'Connection type : $c' '$out.cli'"
 	grep -a -E -B1 '^ *[0-9]+ +[0-9]+ ' "$out.cli" | sed "s/^/$name: /"
 }
+# uc_rcvd NAME PACKETS: the server's UC QP received every WRITE packet and dropped none (its
+# RC engine's counters, logged at debug level when the QP is destroyed)
+uc_rcvd() {
+	line=$(grep -a 'packets sent, .* received,' "$out.srv" | head -1)
+	echo "$1: the server's QP: ${line#*QP}"
+	check "$1: the server's QP received $2 packets, dropped none" \
+		"echo '$line' | grep -q ' $2 received, .* 0 dropped'"
+}
 one ib_send_bw UC 1000 -n 1000 -s 4096
+eal_a0=$eal_a
+eal_a="$eal_a --log-level=lib.dpverbs.verbs:debug"
 one ib_write_bw UC 2000 -n 2000 -s 4096
+uc_rcvd "ib_write_bw -c UC" 8000
 one ib_send_lat UC 500 -n 500 -s 64
 one ib_write_lat UC 500 -n 500 -s 64
+uc_rcvd "ib_write_lat -c UC" 500
+eal_a=$eal_a0
 one ib_send_bw UD 2000 -n 2000 -s 1024
 one ib_send_lat UD 500 -n 500 -s 64
 one ib_send_bw UD 1000 -n 1000 -s 1024 -e

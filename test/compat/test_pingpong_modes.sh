@@ -2,7 +2,8 @@
 # rdma-core's pingpongs, Debian's binaries unmodified, in the modes the other compat tests do
 # not run, between two dpverbs processes through dpv-run on the ends of a veth pair of this
 # run's own (net_af_packet), GID index 1 (RoCE v2 over IPv4: ARP resolves the peer), QP
-# numbers exchanged over TCP on 127.0.0.1, every byte received checked (-c):
+# numbers exchanged over TCP on 127.0.0.1, -c on both sides (the server checks the first byte
+# of each page of the last message it received: one byte; the payload is compat_data_peer's):
 # - ibv_uc_pingpong: UC QPs (no ACKs), 4096-byte SENDs of four packets each;
 # - -e with ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong: each waits in
 #   ibv_get_cq_event, acks with ibv_ack_cq_events and re-arms with ibv_req_notify_cq;
@@ -29,6 +30,7 @@ pair() {
 	run_pair "$name" $tool $args -- $tool $args 127.0.0.1
 	check "$name: client: 50 iterations" "grep -q '^50 iters in' '$out.cli'"
 	check "$name: server: 50 iterations" "grep -q '^50 iters in' '$out.srv'"
+	check "$name: the server's -c: no invalid data" "! grep -q 'invalid data' '$out.srv'"
 	grep -h -a 'iters in' "$out.cli" | sed "s/^/$name: /"
 }
 pair "uc" ibv_uc_pingpong

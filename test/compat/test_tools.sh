@@ -43,11 +43,13 @@ LD_LIBRARY_PATH=$lib ldd "$(command -v ibv_devinfo)" > "$dir/ldd" 2>&1
 check "ldd under dpv-run's path resolves libibverbs.so.1 to $lib" \
 	"grep 'libibverbs.so.1 =>' '$dir/ldd' | grep -q '$lib/libibverbs.so.1'"
 DPV_EAL_ARGS="--vdev=net_null0 $QUIET" LD_DEBUG=libs "$run" ibv_devinfo > "$dir/ld" 2>&1
+rc=$?
 check "LD_DEBUG: dpverbs' libibverbs.so.1 initialised" \
 	"grep 'calling init:' '$dir/ld' | grep -q '$lib/libibverbs.so.1'"
 check "LD_DEBUG: the system's libibverbs never loaded" \
 	"! grep -E 'calling init:|trying file=' '$dir/ld' | grep libibverbs | grep -qv '$lib/'"
 check "LD_DEBUG: no rdma-core provider plugin (libmlx5-rdmav34.so…) loaded" \
 	"! grep 'calling init:' '$dir/ld' | grep -q rdmav"
-check "ibv_devinfo under LD_DEBUG still exits 0" "grep -q 'hca_id:.*dpv_net_null0' '$dir/ld'"
+check "ibv_devinfo under LD_DEBUG still exits 0 (rc $rc)" "[ $rc -eq 0 ]"
+check "ibv_devinfo under LD_DEBUG still shows dpv_net_null0" "grep -q 'hca_id:.*dpv_net_null0' '$dir/ld'"
 finish tools

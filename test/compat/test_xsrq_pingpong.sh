@@ -6,11 +6,16 @@
 # ibv_get_srq_num), an XRC_RECV QP on the domain and an XRC_SEND QP; they exchange QPNs, PSNs,
 # SRQ numbers and GIDs over TCP on 127.0.0.1 and ping-pong 4096-byte SENDs whose
 # remote_srqn names the peer's SRQ, over the veth pair with a RoCE v2 GID (-g 1), polling and
-# sleeping on events (-e). The capture on the veth (dumpcap, read by tshark) shows the XRC opcodes and, four
-# bytes after the BTH, the XRCETH naming the receiver's SRQ number.
+# sleeping on events (-e): both print "success" and exit 0 (the tool checks no payload; the
+# bytes of XRC SENDs are compat_data_peer's to check). The capture of the polling run on the
+# client's veth end (dumpcap, read by tshark: both from the tshark packages the set-up
+# installs; missing, the test fails) must show the server's XRC SENDs, each naming the
+# client's SRQ number in its XRCETH four bytes after the BTH, and XRC ACKs back.
 run=$1
 . "$(dirname "$0")/lib.sh"
 require ibverbs-utils ibv_xsrq_pingpong
+check "dumpcap and tshark installed (apt-get install tshark; ./dpv.sh does)" \
+	"command -v dumpcap > /dev/null && command -v tshark > /dev/null"
 cap=
 had_domain=false; [ -e /tmp/xrc_domain ] && had_domain=true   # the tool's domain file
 at_exit '$had_domain || rm -f /tmp/xrc_domain'
@@ -39,7 +44,8 @@ for mode in poll events; do
 	check "$mode: IPv4 GIDs on both sides" \
 		"grep -q 'local:.*GID ::ffff:10.80.0.2' '$out.cli' && grep -q 'remote:.*GID ::ffff:10.80.0.1' '$out.cli'"
 done
-if [ -f "$dir/cap.pcap" ]; then
+check "capture: dumpcap wrote the polling run's capture" "[ -s '$dir/cap.pcap' ]"
+if [ -s "$dir/cap.pcap" ]; then
 	# the client's SRQ number, as it printed it (hex); every XRC SEND the server sent names it
 	srqn=$(sed -n 's/.*local:.*SRQN \([0-9a-f]*\),.*/\1/p' "$dir/poll.cli")
 	tshark -r "$dir/cap.pcap" -T fields -e udp.payload 2> /dev/null > "$dir/payloads"

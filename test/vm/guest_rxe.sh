@@ -100,6 +100,15 @@ gids() {
 	done
 }
 
+# rxe0's counters, "NAME VALUE" a line (rxe counts what it drops and retries here); each step
+# has them from before it started (counters0.txt) and after it ended (counters.txt).
+counters() {
+	local f v
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		read -r v < "$f" && echo "${f##*/} $v"
+	done 2>/dev/null
+}
+
 # One step (see the top); the guest gives a step 10 minutes at most. A step of kind client+
 # or server+ may be run again: once it ended the host answers in NAME/ack, "again" (having
 # removed go, ready, close and rc: the step waits for go anew) or "done".
@@ -109,6 +118,7 @@ step() {
 	mkdir -p "$d"
 	while :; do
 		await "$d/go" 3000 || { echo "guest: $name: the host never said go"; echo 124 > "$d/rc"; return; }
+		counters > "$d/counters0.txt"
 		echo "$(up) guest: running $name: $*"
 		"$@" < /dev/null > "$d/out" 2>&1 &
 		pid=$!
@@ -132,10 +142,7 @@ step() {
 		done
 		wait $pid
 		rc=$?
-		# the port's counters after each step (rxe counts what it drops here)
-		for t in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
-			read -r pid < "$t" && echo "${t##*/} $pid"
-		done > "$d/counters.txt" 2>/dev/null
+		counters > "$d/counters.txt"
 		echo $rc > "$d/rc.tmp"
 		mv "$d/rc.tmp" "$d/rc"
 		case $kind in *+) ;; *) return ;; esac

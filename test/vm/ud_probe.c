@@ -1,9 +1,9 @@
 /* ud_probe: can dpverbs create the UD QP that ibv_ud_pingpong creates? run_rxe_test.sh asks
- * before its interop steps, on the port DPV_EAL_ARGS names (net_null will do), so that they
- * report SKIP while dpverbs has no UD QPs, and run (to pass or fail) once it has.
+ * before its interop steps boot a VM, on the port DPV_EAL_ARGS names (net_null will do): any
+ * answer but 0 fails the test at once, with this program's line as the reason.
  * Prints one line. Exit 0: the QP was created and moved to INIT with pingpong's attributes;
- * 77: ibv_create_qp(UD) answered EOPNOTSUPP (no UD transport in this build); 1: anything
- * else (no device, or UD refused some other way: a defect to show, not to skip). */
+ * 77: ibv_create_qp(UD) answered EOPNOTSUPP (no UD transport in this build: a regression);
+ * 1: anything else (no device, or UD refused some other way). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
