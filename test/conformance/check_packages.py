@@ -739,6 +739,18 @@ def essential():
             if e == 'yes' or pr == 'required'}
 
 
+def own_programs(root):
+    """The programs the project builds (executable('name', ...) in its meson.build files): a
+    loop over their names is not a command from a package."""
+    names = set()
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(('.', 'build'))]
+        if 'meson.build' in files:
+            text = open(os.path.join(top, 'meson.build')).read()
+            names.update(re.findall(r"executable\(\s*'([^']+)'", text))
+    return names
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -780,11 +792,12 @@ def main():
             if NAME.match(item):
                 found.add(item, w, ln)
     missing = [h for h in HELPERS if h not in found.functions]
+    own = own_programs(root)
     ess = essential()
     brought = closure(packages)
     uses = {}
     for name, where, line in found.uses:
-        if name in found.functions or name in BUILTINS:
+        if name in found.functions or name in BUILTINS or name in own:
             continue
         uses.setdefault(name, []).append(f'{where}:{line}')
     dpkg_owners(p for name in uses for p in candidates(name)[1])
