@@ -35,7 +35,7 @@ static struct side side_open(struct ibv_context *ctx, bool flow)
 
 	s.pd = ibv_alloc_pd(ctx);
 	s.cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
-	s.buf = aligned_alloc(4096, 18 * 1024);
+	s.buf = aligned_alloc(4096, 20 * 1024);   /* a multiple of the alignment (C11) */
 	s.mr = s.pd && s.buf ? ibv_reg_mr(s.pd, s.buf, 18 * 1024, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	CHECK(s.mr != NULL && s.cq != NULL, "setup: %s", strerror(errno));
 	s.qp = test_raw_qp(s.pd, s.cq, (struct ibv_qp_cap){ .max_send_wr = 8, .max_send_sge = 1,
