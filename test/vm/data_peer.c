@@ -30,18 +30,17 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "peer_util.h"
 
 #define GRH_LEN 40
 #define GUARD 0xc3              /* every byte no operation may reach */
@@ -74,9 +73,7 @@ static struct ibv_ah *ah;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 static size_t buf_len, slot;
-static int sock = -1;
 static bool is_client;
-static int failures;
 static enum ibv_qp_type type = IBV_QPT_RC;
 static bool use_srq;
 static enum op op = OP_SEND;
@@ -86,37 +83,9 @@ static struct conn me, peer;
 static struct ibv_wc stash[STASH];      /* completions polled while waiting for a message */
 static int nstash;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const char *side(bool client)
 {
 	return client ? "client" : "server";
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "data_peer (%s): %s: %s\n", side(is_client), what, strerror(errno));
-	exit(1);
-}
-
-/* One check: printed either way; a failure is counted (the side then exits 1). */
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failures += !ok;
 }
 
 /* Byte @off of message @i from the client (@client) or the server: byte off % 4 of a 32-bit
@@ -151,51 +120,21 @@ static void poll_stash(void)
 		nstash++;
 }
 
-static void xwrite(const void *p, size_t n)
-{
-	if (write(sock, p, n) != (ssize_t)n)
-		die("write to the peer");
-}
-
-/* @n bytes from the peer; the CQ is polled meanwhile (it drives this side's port under
- * dpverbs' direct progress), what it gives kept for next_wc. */
-static void xread(void *p, size_t n)
-{
-	size_t got = 0;
-	double t0 = now();
-
-	while (got < n) {
-		ssize_t r = recv(sock, (uint8_t *)p + got, n - got, MSG_DONTWAIT);
-
-		if (r > 0) {
-			got += r;
-			continue;
-		}
-		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-			die("the peer is gone");
-		if (now() - t0 > WAIT_S) {
-			errno = ETIMEDOUT;
-			die("no message from the peer");
-		}
-		poll_stash();
-	}
-}
-
 static void send_msg(enum kind kind, uint32_t status)
 {
 	struct msg m = { .kind = kind, .status = status };
 
-	xwrite(&m, sizeof(m));
+	peer_write(&m, sizeof(m));
 }
 
 static struct msg recv_msg(enum kind kind)
 {
 	struct msg m;
 
-	xread(&m, sizeof(m));
+	peer_read(&m, sizeof(m), WAIT_S);
 	if (m.kind != kind) {
 		errno = EPROTO;
-		die("an unexpected message");
+		peer_die("an unexpected message");
 	}
 	return m;
 }
@@ -205,14 +144,14 @@ static struct msg recv_msg(enum kind kind)
 static struct ibv_wc next_wc(void)
 {
 	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR, .wr_id = UINT64_MAX };
-	double t0 = now();
+	double t0 = peer_now();
 
 	if (nstash > 0) {
 		wc = stash[0];
 		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
 		return wc;
 	}
-	while (now() - t0 < WAIT_S) {
+	while (peer_now() - t0 < WAIT_S) {
 		int n = ibv_poll_cq(cq, 1, &wc);
 
 		if (n == 1)
@@ -224,50 +163,13 @@ static struct ibv_wc next_wc(void)
 	return wc;
 }
 
-static int tcp_connect(const char *host, const char *port)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = host ? 0 : AI_PASSIVE };
-	struct addrinfo *res;
-	int fd, one = 1;
-
-	if (getaddrinfo(host, port, &hints, &res) != 0) {
-		errno = EINVAL;
-		die("getaddrinfo");
-	}
-	fd = socket(res->ai_family, res->ai_socktype, 0);
-	if (fd < 0)
-		die("socket");
-	if (host != NULL) {
-		double t0 = now();
-
-		while (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-			if (now() - t0 > WAIT_S)
-				die("connect");
-			usleep(100000);
-		}
-	} else {
-		int lfd = fd;
-
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(lfd, res->ai_addr, res->ai_addrlen) != 0 || listen(lfd, 1) != 0)
-			die("bind/listen");
-		fd = accept(lfd, NULL, NULL);
-		if (fd < 0)
-			die("accept");
-		close(lfd);
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
 static void modify(struct ibv_qp *q, struct ibv_qp_attr *a, int mask, const char *what)
 {
 	int rc = ibv_modify_qp(q, a, mask);
 
 	if (rc != 0) {
 		errno = rc;
-		die(what);
+		peer_die(what);
 	}
 }
 
@@ -358,16 +260,16 @@ static void create_xrc(void)
 
 	xrcd = ibv_open_xrcd(ctx, &xa);
 	if (xrcd == NULL)
-		die("ibv_open_xrcd");
+		peer_die("ibv_open_xrcd");
 	sa.xrcd = xrcd;
 	srq = ibv_create_srq_ex(ctx, &sa);
 	if (srq == NULL || ibv_get_srq_num(srq, &me.srqn) != 0)
-		die("ibv_create_srq_ex(XRC)");
+		peer_die("ibv_create_srq_ex(XRC)");
 	recv.xrcd = xrcd;
 	qp = ibv_create_qp_ex(ctx, &send);
 	qp_recv = qp ? ibv_create_qp_ex(ctx, &recv) : NULL;
 	if (qp_recv == NULL)
-		die("ibv_create_qp_ex(XRC_SEND, XRC_RECV)");
+		peer_die("ibv_create_qp_ex(XRC_SEND, XRC_RECV)");
 	me.qpn2 = qp_recv->qp_num;
 }
 
@@ -388,12 +290,12 @@ static void create_qps(void)
 
 		srq = ibv_create_srq(pd, &sa);
 		if (srq == NULL)
-			die("ibv_create_srq");
+			peer_die("ibv_create_srq");
 		init.srq = srq;
 	}
 	qp = ibv_create_qp(pd, &init);
 	if (qp == NULL)
-		die("ibv_create_qp");
+		peer_die("ibv_create_qp");
 }
 
 /* Exchange QPNs, PSNs, GIDs and the buffer's address and key; connect. */
@@ -403,14 +305,14 @@ static void connect_peer(void)
 	char g[INET6_ADDRSTRLEN];
 
 	if (ibv_query_gid(ctx, 1, gidx, &gid) != 0)
-		die("ibv_query_gid");
+		peer_die("ibv_query_gid");
 	me.qpn = qp->qp_num;
 	me.psn = lrand48() & 0xffffff;
 	me.addr = (uintptr_t)buf;
 	me.rkey = mr->rkey;
 	memcpy(me.gid, gid.raw, 16);
-	xwrite(&me, sizeof(me));
-	xread(&peer, sizeof(peer));
+	peer_write(&me, sizeof(me));
+	peer_read(&peer, sizeof(peer), WAIT_S);
 	inet_ntop(AF_INET6, peer.gid, g, sizeof(g));
 	printf("local QPN %#x PSN %#x; remote QPN %#x PSN %#x GID %s\n", me.qpn, me.psn,
 	       peer.qpn, peer.psn, g);
@@ -425,7 +327,7 @@ static void connect_peer(void)
 		connect_qp(qp, 0);
 		ah = ibv_create_ah(pd, &aa);
 		if (ah == NULL)
-			die("ibv_create_ah");
+			peer_die("ibv_create_ah");
 	} else {
 		connect_qp(qp, peer.qpn);
 	}
@@ -441,7 +343,7 @@ static void post_recvs(void)
 
 		if (rc != 0) {
 			errno = rc;
-			die("ibv_post_recv");
+			peer_die("ibv_post_recv");
 		}
 	}
 }
@@ -487,7 +389,7 @@ static void post_op(uint32_t i)
 	rc = ibv_post_send(qp, &wr, &bad);
 	if (rc != 0) {
 		errno = rc;
-		die("ibv_post_send");
+		peer_die("ibv_post_send");
 	}
 }
 
@@ -547,15 +449,15 @@ static void check_recvs(void)
 			       pattern(!is_client, i, bad));
 		tail_bad += !guard_ok(s + hdr + size, slot - hdr - size);
 	}
-	check(wc_bad == 0, "%u receive completions in order: SUCCESS, RECV, byte_len %zu%s "
+	peer_check(wc_bad == 0, "%u receive completions in order: SUCCESS, RECV, byte_len %zu%s "
 	      "(%u not)", count, size + hdr, type == IBV_QPT_UD ? ", the peer's QPN, GRH" : "",
 	      wc_bad);
 	if (hdr)
-		check(grh_bad == 0, "%u GRHs: the peer's address as source, ours as destination "
+		peer_check(grh_bad == 0, "%u GRHs: the peer's address as source, ours as destination "
 		      "(%u not)", count, grh_bad);
-	check(bytes_bad == 0, "%u messages of %u bytes, every byte the peer's (%u not)", count,
+	peer_check(bytes_bad == 0, "%u messages of %u bytes, every byte the peer's (%u not)", count,
 	      size, bytes_bad);
-	check(tail_bad == 0, "nothing written after a message's end (%u slots were)", tail_bad);
+	peer_check(tail_bad == 0, "nothing written after a message's end (%u slots were)", tail_bad);
 }
 
 /* The target of WRITEs: every slot the peer's, the guard after them untouched; polled (and
@@ -563,19 +465,19 @@ static void check_recvs(void)
  * before it arrives. */
 static void check_written(void)
 {
-	double t0 = now();
+	double t0 = peer_now();
 	uint32_t i, bad;
 
 	do {
 		poll_stash();
 		for (i = 0, bad = 0; i < count; i++)
 			bad += first_bad(buf + i * slot, !is_client, i, size) < size;
-	} while (bad != 0 && now() - t0 < WAIT_S);
-	check(bad == 0, "%u WRITEs of %u bytes, each in its slot, every byte the peer's "
+	} while (bad != 0 && peer_now() - t0 < WAIT_S);
+	peer_check(bad == 0, "%u WRITEs of %u bytes, each in its slot, every byte the peer's "
 	      "(%u slots not)", count, size, bad);
 	for (i = 0, bad = 0; i < count; i++)
 		bad += !guard_ok(buf + i * slot + size, slot - size);
-	check(bad == 0 && guard_ok(buf + count * slot, buf_len - count * slot),
+	peer_check(bad == 0 && guard_ok(buf + count * slot, buf_len - count * slot),
 	      "nothing written outside the slots");
 }
 
@@ -596,7 +498,7 @@ static void check_atomic_target(void)
 			printf("  slot %u: %#llx, not %#llx\n", i, (unsigned long long)v,
 			       (unsigned long long)want);
 	}
-	check(bad == 0, "%u %s slots hold their final values (%u not)", count,
+	peer_check(bad == 0, "%u %s slots hold their final values (%u not)", count,
 	      op == OP_FA ? "FETCH_AND_ADD" : "CMP_AND_SWAP", bad);
 }
 
@@ -627,12 +529,12 @@ static void initiate(void)
 			data_bad += v != atomic_before(i);
 		}
 	}
-	check(wc_bad == 0, "%u operations completed in order, SUCCESS (%u not)", count, wc_bad);
+	peer_check(wc_bad == 0, "%u operations completed in order, SUCCESS (%u not)", count, wc_bad);
 	if (op == OP_READ)
-		check(data_bad == 0, "%u READs of %u bytes, every byte the peer's (%u not)", count,
+		peer_check(data_bad == 0, "%u READs of %u bytes, every byte the peer's (%u not)", count,
 		      size, data_bad);
 	if (op == OP_FA || op == OP_CS)
-		check(data_bad == 0, "%u original values returned (%u wrong)", count, data_bad);
+		peer_check(data_bad == 0, "%u original values returned (%u wrong)", count, data_bad);
 }
 
 /* This side's memory before a round: the slots the peer READs or swaps its values in, the
@@ -655,7 +557,7 @@ static void fill(bool initiator)
 /* One round, this side the @initiator or the target. */
 static void run_round(bool initiator)
 {
-	int failed = failures;
+	int failed = peer_failures;
 	bool ok;
 
 	printf("-- %s acts\n", side(initiator ? is_client : !is_client));
@@ -667,7 +569,7 @@ static void run_round(bool initiator)
 		initiate();
 		send_msg(M_DONE, 0);
 		ok = recv_msg(M_RESULT).status == 0;
-		check(ok, "the peer found its memory as it must be");
+		peer_check(ok, "the peer found its memory as it must be");
 		return;
 	}
 	send_msg(M_READY, 0);
@@ -678,7 +580,7 @@ static void run_round(bool initiator)
 		check_written();
 	if (op == OP_FA || op == OP_CS)
 		check_atomic_target();
-	send_msg(M_RESULT, failures != failed);
+	send_msg(M_RESULT, peer_failures != failed);
 }
 
 static void usage(void)
@@ -726,12 +628,12 @@ static struct ibv_context *open_dev(const char *name)
 			break;
 	if (list == NULL || list[i] == NULL) {
 		errno = ENODEV;
-		die(name ? name : "no RDMA device");
+		peer_die(name ? name : "no RDMA device");
 	}
 	c = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
 	if (c == NULL)
-		die("ibv_open_device");
+		peer_die("ibv_open_device");
 	return c;
 }
 
@@ -760,6 +662,8 @@ int main(int argc, char **argv)
 	    (op != OP_SEND && op != OP_WRITE && type != IBV_QPT_RC) || (use_srq && op != OP_SEND))
 		usage();
 	is_client = host != NULL;
+	peer_name = is_client ? "data_peer (client)" : "data_peer (server)";
+	peer_idle = poll_stash;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* a slot: the message, room for UD's GRH, 64 guard bytes; 8-aligned for atomics */
 	slot = (size + GRH_LEN + 64 + 7) & ~(size_t)7;
@@ -771,20 +675,20 @@ int main(int argc, char **argv)
 	pd = buf ? ibv_alloc_pd(ctx) : NULL;
 	cq = pd ? ibv_create_cq(ctx, 2 * count + DEPTH, NULL, NULL, 0) : NULL;
 	if (cq == NULL)
-		die("aligned_alloc/ibv_alloc_pd/ibv_create_cq");
+		peer_die("aligned_alloc/ibv_alloc_pd/ibv_create_cq");
 	mr = ibv_reg_mr(pd, buf, buf_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			(type == IBV_QPT_UC ? 0 : IBV_ACCESS_REMOTE_READ |
 			 IBV_ACCESS_REMOTE_ATOMIC));
 	if (mr == NULL)
-		die("ibv_reg_mr");
+		peer_die("ibv_reg_mr");
 	create_qps();
 	srand48(getpid() ^ time(NULL));
-	sock = tcp_connect(host, port);
+	peer_sock = peer_tcp(host, port, WAIT_S);
 	connect_peer();
 	run_round(is_client);
 	run_round(!is_client);
 
-	close(sock);
+	close(peer_sock);
 	if (ah)
 		ibv_destroy_ah(ah);
 	ibv_destroy_qp(qp);
@@ -799,9 +703,9 @@ int main(int argc, char **argv)
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	free(buf);
-	if (failures == 0)
+	if (peer_failures == 0)
 		printf("data_peer: passed (%s)\n", side(is_client));
 	else
-		printf("data_peer: %d checks failed (%s)\n", failures, side(is_client));
-	return failures != 0;
+		printf("data_peer: %d checks failed (%s)\n", peer_failures, side(is_client));
+	return peer_failures != 0;
 }

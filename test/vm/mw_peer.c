@@ -27,20 +27,19 @@
  * as a dpverbs program with direct progress must (doc/roce.md). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "peer_util.h"
 
 #define BUF_LEN (64 * 1024)
 #define WOFF 4096               /* owner: the window's first byte in its buffer */
@@ -74,43 +73,12 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t *buf;
-static int sock = -1;
 static bool owner;
 static bool on_rxe;             /* the device is Linux soft-RoCE (see RXE_WITH_INV) */
-static int failures;
 static struct ibv_wc stash[16];         /* completions polled while waiting for a message */
 static int nstash;
 static struct ibv_mw *mw;               /* the owner's window */
 static int gidx = 1;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "mw_peer (%s): %s: %s\n", owner ? "owner" : "user", what, strerror(errno));
-	exit(1);
-}
-
-/* One check: printed either way; a failure is counted (the side then exits 1). */
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
 
 /* Byte @i of a run of bytes unique by position: byte i % 4 of a bijective 32-bit hash of the
  * word number i / 4 and @seed, so a packet put at another offset (1 KiB packets swapped)
@@ -138,51 +106,29 @@ static uint8_t user_byte(size_t i)
 	return unique_byte(0xb0b5eedu, i);
 }
 
-static void xwrite(const void *p, size_t n)
+/* One poll of the CQ while waiting for the peer (it drives this side's QP), a completion kept
+ * for next_wc. */
+static void poll_stash(void)
 {
-	if (write(sock, p, n) != (ssize_t)n)
-		die("write to the peer");
-}
-
-/* @n bytes from the peer; the CQ is polled meanwhile (it drives this side's QP). */
-static void xread(void *p, size_t n)
-{
-	size_t got = 0;
-	double t0 = now();
-
-	while (got < n) {
-		ssize_t r = recv(sock, (uint8_t *)p + got, n - got, MSG_DONTWAIT);
-
-		if (r > 0) {
-			got += r;
-			continue;
-		}
-		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-			die("the peer is gone");
-		if (now() - t0 > WAIT_S) {
-			errno = ETIMEDOUT;
-			die("no message from the peer");
-		}
-		if (nstash < 16 && ibv_poll_cq(cq, 1, &stash[nstash]) == 1)
-			nstash++;
-	}
+	if (nstash < 16 && ibv_poll_cq(cq, 1, &stash[nstash]) == 1)
+		nstash++;
 }
 
 static void send_msg(enum kind kind, uint32_t rkey, uint64_t addr, uint32_t len, uint32_t status)
 {
 	struct msg m = { .kind = kind, .rkey = rkey, .len = len, .status = status, .addr = addr };
 
-	xwrite(&m, sizeof(m));
+	peer_write(&m, sizeof(m));
 }
 
 static struct msg recv_msg(enum kind kind)
 {
 	struct msg m;
 
-	xread(&m, sizeof(m));
+	peer_read(&m, sizeof(m), WAIT_S);
 	if (m.kind != kind) {
 		errno = EPROTO;
-		die("an unexpected message");
+		peer_die("an unexpected message");
 	}
 	return m;
 }
@@ -192,21 +138,21 @@ static void peer_result(const char *what)
 {
 	struct msg m = recv_msg(M_RESULT);
 
-	check(m.status == 0, "the owner: %s", what);
+	peer_check(m.status == 0, "the owner: %s", what);
 }
 
 /* The next completion (stashed or polled), at most @wait s; status GENERAL_ERR if none. */
 static struct ibv_wc next_wc_for(double wait)
 {
 	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR, .wr_id = UINT64_MAX };
-	double t0 = now();
+	double t0 = peer_now();
 
 	if (nstash > 0) {
 		wc = stash[0];
 		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
 		return wc;
 	}
-	while (now() - t0 < wait) {
+	while (peer_now() - t0 < wait) {
 		int n = ibv_poll_cq(cq, 1, &wc);
 
 		if (n == 1)
@@ -229,7 +175,7 @@ static struct ibv_wc expect_wc(uint64_t wr_id, enum ibv_wc_status status,
 {
 	struct ibv_wc wc = next_wc();
 
-	check(wc.wr_id == wr_id && wc.status == status &&
+	peer_check(wc.wr_id == wr_id && wc.status == status &&
 	      (status != IBV_WC_SUCCESS || wc.opcode == opcode),
 	      "%s: completion %s (wr_id %llu, opcode %d; expected %s)", what,
 	      ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id, wc.opcode,
@@ -244,7 +190,7 @@ static void post_send(struct ibv_send_wr *wr)
 
 	if (rc != 0) {
 		errno = rc;
-		die("ibv_post_send");
+		peer_die("ibv_post_send");
 	}
 }
 
@@ -262,51 +208,13 @@ static void rdma(enum ibv_wr_opcode op, uint64_t wr_id, size_t off, uint32_t len
 	post_send(&wr);
 }
 
-/* TCP: listen and accept one connection (no HOST) or connect to HOST. */
-static int tcp_connect(const char *host, const char *port)
-{
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = host ? 0 : AI_PASSIVE };
-	struct addrinfo *res;
-	int fd, one = 1;
-
-	if (getaddrinfo(host, port, &hints, &res) != 0) {
-		errno = EINVAL;
-		die("getaddrinfo");
-	}
-	fd = socket(res->ai_family, res->ai_socktype, 0);
-	if (fd < 0)
-		die("socket");
-	if (host != NULL) {
-		double t0 = now();
-
-		while (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-			if (now() - t0 > WAIT_S)
-				die("connect");
-			usleep(100000);
-		}
-	} else {
-		int lfd = fd;
-
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(lfd, res->ai_addr, res->ai_addrlen) != 0 || listen(lfd, 1) != 0)
-			die("bind/listen");
-		fd = accept(lfd, NULL, NULL);
-		if (fd < 0)
-			die("accept");
-		close(lfd);
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
 static void modify(struct ibv_qp_attr *a, int mask, const char *what)
 {
 	int rc = ibv_modify_qp(qp, a, mask);
 
 	if (rc != 0) {
 		errno = rc;
-		die(what);
+		peer_die(what);
 	}
 }
 
@@ -377,20 +285,20 @@ static void new_connection(void)
 	struct ibv_wc wc;
 
 	if (qp != NULL && ibv_destroy_qp(qp) != 0)
-		die("ibv_destroy_qp");
+		peer_die("ibv_destroy_qp");
 	while (ibv_poll_cq(cq, 1, &wc) > 0)
 		;
 	nstash = 0;
 	qp = ibv_create_qp(pd, &init);
 	if (qp == NULL)
-		die("ibv_create_qp(RC)");
+		peer_die("ibv_create_qp(RC)");
 	if (ibv_query_gid(ctx, 1, gidx, &gid) != 0)
-		die("ibv_query_gid");
+		peer_die("ibv_query_gid");
 	me.qpn = qp->qp_num;
 	me.psn = lrand48() & 0xffffff;
 	memcpy(me.gid, gid.raw, 16);
-	xwrite(&me, sizeof(me));
-	xread(&peer, sizeof(peer));
+	peer_write(&me, sizeof(me));
+	peer_read(&peer, sizeof(peer), WAIT_S);
 	inet_ntop(AF_INET6, peer.gid, g, sizeof(g));
 	printf("local QPN %#x PSN %#x; remote QPN %#x PSN %#x GID %s\n", me.qpn, me.psn,
 	       peer.qpn, peer.psn, g);
@@ -406,7 +314,7 @@ static void post_recv7(uint64_t wr_id)
 
 	if (rc != 0) {
 		errno = rc;
-		die("ibv_post_recv");
+		peer_die("ibv_post_recv");
 	}
 }
 
@@ -444,14 +352,14 @@ static void run_owner(void)
 
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	if (mw == NULL)
-		die("ibv_alloc_mw(IBV_MW_TYPE_2)");
+		peer_die("ibv_alloc_mw(IBV_MW_TYPE_2)");
 	post_recv7(7);
 	rkey = bind_window(1);
 
 	/* the user's WRITE of the first half, through the window */
 	recv_msg(M_CHECK_WRITE);
 	ok = owner_memory_ok(WLEN / 2, &bad);
-	check(ok, "the user's WRITE is in the window's first half, nothing else changed%s",
+	peer_check(ok, "the user's WRITE is in the window's first half, nothing else changed%s",
 	      ok ? "" : " (first difference below)");
 	if (!ok)
 		printf("  byte %zu: %#x\n", bad, buf[bad]);
@@ -468,20 +376,20 @@ static void run_owner(void)
 	}
 	ok = wc.status == IBV_WC_SUCCESS && wc.wr_id == 7 && wc.opcode == IBV_WC_RECV &&
 	     with_inv && wc.invalidated_rkey == rkey && wc.byte_len == SEND_LEN;
-	check(ok, "receive completion: %s, opcode %d, wc_flags %#x, invalidated_rkey %#x, "
+	peer_check(ok, "receive completion: %s, opcode %d, wc_flags %#x, invalidated_rkey %#x, "
 	      "byte_len %u (expected SUCCESS, IBV_WC_RECV, IBV_WC_WITH_INV, %#x, %d)",
 	      ibv_wc_status_str(wc.status), wc.opcode, wc.wc_flags, wc.invalidated_rkey,
 	      wc.byte_len, rkey, SEND_LEN);
 	bytes_ok = true;
 	for (int i = 0; i < SEND_LEN; i++)
 		bytes_ok &= buf[RXOFF + i] == user_byte(1000 + i);
-	check(bytes_ok, "the SEND_WITH_INV's %d bytes received", SEND_LEN);
+	peer_check(bytes_ok, "the SEND_WITH_INV's %d bytes received", SEND_LEN);
 	send_msg(M_RESULT, 0, 0, 0, !(ok && bytes_ok));
 
 	/* the user's WRITE through the invalidated key */
 	recv_msg(M_CHECK_AFTER);
 	ok = owner_memory_ok(WLEN / 2, &bad);
-	check(ok, "after the WRITE through the invalidated key: the window's bytes unchanged");
+	peer_check(ok, "after the WRITE through the invalidated key: the window's bytes unchanged");
 	send_msg(M_RESULT, 0, 0, 0, !ok);
 
 	/* round 2: bound again, READ by the user, LOCAL_INV here */
@@ -496,7 +404,7 @@ static void run_owner(void)
 	send_msg(M_RESULT, 0, 0, 0, wc.status != IBV_WC_SUCCESS);
 	recv_msg(M_CHECK_AFTER);
 	ok = owner_memory_ok(WLEN / 2, &bad);
-	check(ok, "after the READ through the invalidated key: the window's bytes unchanged");
+	peer_check(ok, "after the READ through the invalidated key: the window's bytes unchanged");
 	send_msg(M_RESULT, 0, 0, 0, !ok);
 
 	/* round 3: bound again; the user's SEND_WITH_INV names no window */
@@ -507,7 +415,7 @@ static void run_owner(void)
 	recv_msg(M_CHECK_INV);
 	wc = next_wc_for(5);
 	ok = wc.wr_id == 13 && wc.status != IBV_WC_SUCCESS;
-	check(ok, "the receive of a SEND_WITH_INV of key %#x: %s (wr_id %llu; expected an error)",
+	peer_check(ok, "the receive of a SEND_WITH_INV of key %#x: %s (wr_id %llu; expected an error)",
 	      BOGUS_KEY, ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
 	send_msg(M_RESULT, 0, 0, 0, !ok);
 	ibv_dealloc_mw(mw);
@@ -521,7 +429,7 @@ static void run_user(void)
 
 	printf("window: key %#x, %u bytes at %#llx\n", w.rkey, w.len, (unsigned long long)w.addr);
 	if (w.len != WLEN) {
-		check(false, "the window is %u bytes, not %d", w.len, WLEN);
+		peer_check(false, "the window is %u bytes, not %d", w.len, WLEN);
 		return;
 	}
 	/* READ: the owner's bytes */
@@ -530,7 +438,7 @@ static void run_user(void)
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, "RDMA READ of the window");
 	for (i = 0; i < WLEN && buf[RXOFF + i] == owner_byte(i); i++)
 		;
-	check(i == WLEN, "READ: the window's %d bytes are the owner's%s", WLEN,
+	peer_check(i == WLEN, "READ: the window's %d bytes are the owner's%s", WLEN,
 	      i == WLEN ? "" : " (not all)");
 
 	/* WRITE the first half, READ the whole window back */
@@ -544,7 +452,7 @@ static void run_user(void)
 	for (i = 0; i < WLEN; i++)
 		if (buf[RXOFF + i] != (i < WLEN / 2 ? user_byte(i) : owner_byte(i)))
 			break;
-	check(i == WLEN, "READ back: the WRITE's %d bytes, then the owner's", WLEN / 2);
+	peer_check(i == WLEN, "READ back: the WRITE's %d bytes, then the owner's", WLEN / 2);
 	send_msg(M_CHECK_WRITE, 0, 0, 0, 0);
 	peer_result("the WRITE landed in the window, nothing around it changed");
 
@@ -581,7 +489,7 @@ static void run_user(void)
 	expect_wc(11, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, "RDMA READ through the window bound again");
 	for (i = 0; i < 64 && buf[RXOFF + i] == owner_byte(WLEN / 2 + i); i++)
 		;
-	check(i == 64, "READ: 64 of the owner's bytes");
+	peer_check(i == 64, "READ: 64 of the owner's bytes");
 	send_msg(M_LOCAL_INV, 0, 0, 0, 0);
 	peer_result("its LOCAL_INV of the key completed");
 	rdma(IBV_WR_RDMA_READ, 12, RXOFF, 64, w.addr + WLEN / 2, w.rkey);
@@ -636,27 +544,29 @@ int main(int argc, char **argv)
 	if (own == NULL || (strcmp(own, "server") && strcmp(own, "client")))
 		usage();
 	owner = !strcmp(own, host ? "client" : "server");
+	peer_name = owner ? "mw_peer (owner)" : "mw_peer (user)";
+	peer_idle = poll_stash;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	list = ibv_get_device_list(NULL);
 	if (list == NULL || list[0] == NULL)
-		die("no RDMA device");
+		peer_die("no RDMA device");
 	for (i = 0; dev_name != NULL && list[i] != NULL; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
 			break;
 	if (list[dev_name ? i : 0] == NULL) {
 		errno = ENODEV;
-		die(dev_name);
+		peer_die(dev_name);
 	}
 	ctx = ibv_open_device(list[dev_name ? i : 0]);
 	if (ctx == NULL)
-		die("ibv_open_device");
+		peer_die("ibv_open_device");
 	on_rxe = !strncmp(ibv_get_device_name(ctx->device), "rxe", 3);
 	printf("mw_peer: %s on %s, GID index %d\n", owner ? "owner" : "user",
 	       ibv_get_device_name(ctx->device), gidx);
 	buf = aligned_alloc(4096, BUF_LEN);
 	if (buf == NULL)
-		die("aligned_alloc");
+		peer_die("aligned_alloc");
 	memset(buf, OUTSIDE, BUF_LEN);
 	if (owner)
 		for (i = 0; i < WLEN; i++)
@@ -664,13 +574,13 @@ int main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	if (cq == NULL)
-		die("ibv_alloc_pd/ibv_create_cq");
+		peer_die("ibv_alloc_pd/ibv_create_cq");
 	mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
 			(owner ? IBV_ACCESS_MW_BIND : 0));
 	if (mr == NULL)
-		die(owner ? "ibv_reg_mr(LOCAL_WRITE | MW_BIND)" : "ibv_reg_mr");
+		peer_die(owner ? "ibv_reg_mr(LOCAL_WRITE | MW_BIND)" : "ibv_reg_mr");
 	srand48(getpid() ^ time(NULL));
-	sock = tcp_connect(host, port);
+	peer_sock = peer_tcp(host, port, WAIT_S);
 	new_connection();
 
 	if (owner)
@@ -678,7 +588,7 @@ int main(int argc, char **argv)
 	else
 		run_user();
 
-	close(sock);
+	close(peer_sock);
 	ibv_destroy_qp(qp);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
@@ -686,9 +596,9 @@ int main(int argc, char **argv)
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 	free(buf);
-	if (failures == 0)
+	if (peer_failures == 0)
 		printf("mw_peer: passed (%s)\n", owner ? "owner" : "user");
 	else
-		printf("mw_peer: %d checks failed (%s)\n", failures, owner ? "owner" : "user");
-	return failures != 0;
+		printf("mw_peer: %d checks failed (%s)\n", peer_failures, owner ? "owner" : "user");
+	return peer_failures != 0;
 }

@@ -1,0 +1,115 @@
+/* The VM suite's verbs peers' shared plumbing (peer_util.h). */
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "peer_util.h"
+
+const char *peer_name = "peer";
+int peer_failures;
+int peer_sock = -1;
+void (*peer_idle)(void);
+
+double peer_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void peer_die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", peer_name, what, strerror(errno));
+	exit(1);
+}
+
+void peer_check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	peer_failures += !ok;
+}
+
+void peer_write(const void *p, size_t n)
+{
+	if (write(peer_sock, p, n) != (ssize_t)n)
+		peer_die("write to the peer");
+}
+
+void peer_read(void *p, size_t n, double wait_s)
+{
+	size_t got = 0;
+	double t0 = peer_now();
+
+	while (got < n) {
+		ssize_t r = recv(peer_sock, (uint8_t *)p + got, n - got, MSG_DONTWAIT);
+
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			peer_die("the peer is gone");
+		if (peer_now() - t0 > wait_s) {
+			errno = ETIMEDOUT;
+			peer_die("no message from the peer");
+		}
+		if (peer_idle != NULL)
+			peer_idle();
+	}
+}
+
+static int accept_one(int lfd, const struct addrinfo *res)
+{
+	int one = 1, fd;
+
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, res->ai_addr, res->ai_addrlen) != 0 || listen(lfd, 1) != 0)
+		peer_die("bind/listen");
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		peer_die("accept");
+	close(lfd);
+	return fd;
+}
+
+int peer_tcp(const char *host, const char *port, double wait_s)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = host ? 0 : AI_PASSIVE };
+	struct addrinfo *res;
+	double t0 = peer_now();
+	int fd;
+
+	if (getaddrinfo(host, port, &hints, &res) != 0) {
+		errno = EINVAL;
+		peer_die("getaddrinfo");
+	}
+	fd = socket(res->ai_family, res->ai_socktype, 0);
+	if (fd < 0)
+		peer_die("socket");
+	if (host == NULL)
+		fd = accept_one(fd, res);
+	else
+		while (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+			if (peer_now() - t0 > wait_s)
+				peer_die("connect");
+			usleep(100000);
+		}
+	freeaddrinfo(res);
+	return fd;
+}
