@@ -110,6 +110,26 @@ void fx_open(const char *name, const char *const *addrs, int n)
 	atexit(fx_close);                 /* after dpverbs' own exit handler: runs before it */
 }
 
+bool fx_scatter_ok(const uint8_t *area, size_t len, uint8_t guard, const struct ibv_sge *sge,
+		   int nsge, const uint8_t *want, uint32_t n)
+{
+	uint8_t *expect = malloc(len);
+	uint32_t off = 0;
+	bool ok;
+
+	CHECK(expect != NULL);
+	memset(expect, guard, len);
+	for (int i = 0; i < nsge && off < n; i++) {
+		uint32_t k = sge[i].length < n - off ? sge[i].length : n - off;
+
+		memcpy(expect + (sge[i].addr - (uintptr_t)area), want + off, k);
+		off += k;
+	}
+	ok = memcmp(expect, area, len) == 0;
+	free(expect);
+	return ok;
+}
+
 void fx_fix_icrc(uint8_t *f, size_t len)
 {
 	struct dpv_roce_frame fr;

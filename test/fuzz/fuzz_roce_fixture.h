@@ -7,6 +7,7 @@
 #define FUZZ_ROCE_FIXTURE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -45,6 +46,12 @@ double fx_now(void);
 
 /* One completion of @cq into *@wc, waiting up to 5 s for it. */
 void fx_poll_one(struct ibv_cq *cq, struct ibv_wc *wc);
+
+/* Whether @area (@len bytes) holds @want (@n bytes, NULL: none) scattered over the @nsge
+ * windows of @sge (addresses inside @area) and @guard everywhere else: what a receive may have
+ * written, and nothing more. */
+bool fx_scatter_ok(const uint8_t *area, size_t len, uint8_t guard, const struct ibv_sge *sge,
+		   int nsge, const uint8_t *want, uint32_t n);
 
 /* Make the ICRC of @f right again, where the parser looks for it (after mutations). */
 void fx_fix_icrc(uint8_t *f, size_t len);

@@ -151,19 +151,7 @@ static bool deliverable(const uint8_t *f, size_t len, struct dpv_roce_frame *fr,
  * windows, guard bytes everywhere else. */
 static void check_area(const struct ibv_sge *sge, int nsge, const uint8_t *want, uint32_t n)
 {
-	uint8_t *expect = malloc(AREA);
-	uint32_t off = 0;
-
-	CHECK(expect != NULL);
-	memset(expect, GUARD, AREA);
-	for (int i = 0; i < nsge && off < n; i++) {
-		uint32_t k = sge[i].length < n - off ? sge[i].length : n - off;
-
-		memcpy(expect + (sge[i].addr - (uintptr_t)area), want + off, k);
-		off += k;
-	}
-	CHECK(memcmp(expect, area, AREA) == 0);
-	free(expect);
+	CHECK(fx_scatter_ok(area, AREA, GUARD, sge, nsge, want, n));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
