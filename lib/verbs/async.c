@@ -6,7 +6,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_async.h"
+#include "verbs_fork.h"
 
 /* Contexts that port events go to. Its own lock, not the device lock: a driver's event thread
  * takes it while ibv_close_device, holding the device lock, waits for that thread. */

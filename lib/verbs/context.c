@@ -3,7 +3,13 @@
  * ever meet a NULL pointer. */
 #include <errno.h>
 
-#include "verbs_priv.h"
+#include "verbs_device.h"
+#include "verbs_pd.h"
+#include "verbs_mr.h"
+#include "verbs_cq.h"
+#include "verbs_ring.h"
+#include "verbs_qp.h"
+#include "verbs_srq.h"
 
 #define UNSUP_INT(name, ...) \
 	static int name(__VA_ARGS__) { return EOPNOTSUPP; }

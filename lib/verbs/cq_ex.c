@@ -3,7 +3,10 @@
  * as ibv_poll_cq (cq.c), so one CQ may be polled either way and gives the same completions. */
 #include <errno.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_pd.h"
+#include "verbs_fork.h"
+#include "verbs_cq.h"
 
 /* The wc_flags fields a completion of dpverbs has: those of struct ibv_wc, and the
  * completion timestamps the CQ keeps when asked (the TSC, counted by hca_core_clock; the

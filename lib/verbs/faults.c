@@ -7,7 +7,9 @@
 
 #include <rte_mbuf.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_fork.h"
 
 static int set_dir(struct dpv_device *dev, int i, const struct dpv_fault_rates *r, uint64_t seed)
 {

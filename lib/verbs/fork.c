@@ -10,7 +10,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "verbs_priv.h"
+#include "verbs_mr.h"
+#include "verbs_fork.h"
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool fork_on;            /* ibv_fork_init succeeded */

@@ -10,7 +10,12 @@
 
 #include <rte_random.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_pd.h"
+#include "verbs_mr.h"
+#include "verbs_fork.h"
+#include "verbs_qp.h"
 
 
 #define KNOWN_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \

@@ -11,7 +11,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_pd.h"
+#include "verbs_mr.h"
+#include "verbs_fork.h"
+#include "verbs_qp.h"
 
 #define MW_ACCESS (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
 /* What a bind may name: the remote flags, and LOCAL_WRITE, which a window has no use for

@@ -10,7 +10,9 @@
 
 #include <rte_cycles.h>
 
-#include "verbs_priv.h"
+#include "verbs_ring.h"
+#include "verbs_pace.h"
+#include "verbs_qp.h"
 
 int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst)
 {

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_pd.h"
+#include "verbs_fork.h"
 
 static void ctx_count(struct dpv_context *ctx, int *counter, int delta)
 {

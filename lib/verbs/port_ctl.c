@@ -6,7 +6,10 @@
 
 #include <rte_cycles.h>
 
-#include "verbs_priv.h"
+#include "verbs_device.h"
+#include "verbs_fork.h"
+#include "verbs_cq.h"
+#include "verbs_qp.h"
 
 DPV_EXPORT int dpv_query_port_xstats(struct ibv_context *context, struct dpv_xstat *xstats,
 				     unsigned int *n)

@@ -16,7 +16,13 @@
 #include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
-#include "verbs_priv.h"
+#include "dpv_engine.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_cq.h"
+#include "verbs_qp.h"
+#include "verbs_progress.h"
+#include "verbs_transport_calls.h"
 
 #define RX_BURST DPV_RX_BURST
 /* room for a burst and, with fault injection, its duplicates and released frames */

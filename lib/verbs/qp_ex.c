@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs_priv.h"
+#include "verbs_fork.h"
+#include "verbs_qp.h"
+#include "wr_check.h"
 
 /* What a WR of the batch keeps besides its ibv_send_wr: where its gather list starts in the
  * batch's SGE array, and where its TSO header starts in the copied bytes. The arrays grow,

@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_async.h"
+#include "verbs_fork.h"
+#include "verbs_qp.h"
+#include "verbs_srq.h"
 
 #define OPEN_ATTR_NEEDED (IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE)
 

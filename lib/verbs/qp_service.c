@@ -9,7 +9,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "verbs_priv.h"
+#include "verbs_device.h"
+#include "verbs_fork.h"
+#include "verbs_ring.h"
+#include "verbs_qp.h"
+#include "verbs_progress.h"
 
 /* Non-inline frames up to this size are copied into their slot while posting, as inline
  * data is (tx_copy_max's default: the direct path copies them too): the WR then holds no

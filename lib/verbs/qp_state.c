@@ -3,7 +3,7 @@
  * ib_modify_qp_is_ok() applies it). One table for every transport. */
 #include <errno.h>
 
-#include "verbs_priv.h"
+#include "verbs_qp.h"
 
 enum { T_UD, T_UC, T_RC, T_RAW, T_XRC, T_XRC_TGT, T_MAX };
 

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "verbs_priv.h"
+#include "verbs_device.h"
+#include "verbs_qp.h"
+#include "verbs_progress.h"
 
 #define QPN_FIRST 2
 

@@ -17,7 +17,10 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 
-#include "verbs_priv.h"
+#include "dpv_engine.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_mr.h"
 
 struct dpv_range {
 	uintptr_t start, end;

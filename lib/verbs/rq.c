@@ -7,7 +7,12 @@
 
 #include <rte_common.h>
 
-#include "verbs_priv.h"
+#include "dpv_engine.h"
+#include "verbs_base.h"
+#include "verbs_pd.h"
+#include "verbs_cq.h"
+#include "verbs_ring.h"
+#include "verbs_qp.h"
 
 
 int dpv__rq_init(struct dpv_rq *rq, struct dpv_pd *pd, uint64_t type, uint32_t max_wr,

@@ -16,7 +16,12 @@
 #include <rte_common.h>
 #include <rte_cycles.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_pd.h"
+#include "verbs_mr.h"
+#include "verbs_cq.h"
+#include "verbs_ring.h"
+#include "verbs_qp.h"
 
 int dpv__sq_init(struct dpv_sq *sq, struct dpv_pd *pd, uint32_t max_wr, uint32_t max_sge)
 {

@@ -10,7 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_async.h"
+#include "verbs_pd.h"
+#include "verbs_fork.h"
+#include "verbs_cq.h"
+#include "verbs_ring.h"
+#include "verbs_qp.h"
+#include "verbs_srq.h"
 
 #define MAX_SRQ_SGE 30
 

@@ -1,5 +1,7 @@
 /* The verbs name helpers applications print with. */
-#include "verbs_priv.h"
+#include <infiniband/verbs.h>
+
+#include "dpv_engine.h"
 
 #define NAME_OF(table, i) \
 	((unsigned int)(i) < sizeof(table) / sizeof(table[0]) && (table)[i] ? (table)[i] : "unknown")

@@ -10,7 +10,13 @@
 #include <rte_common.h>
 #include <rte_telemetry.h>
 
-#include "verbs_priv.h"
+#include "dpv_engine.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_cq.h"
+#include "verbs_qp.h"
+#include "verbs_progress.h"
+#include "verbs_telemetry.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static TAILQ_HEAD(, dpv_qp) all_qps = TAILQ_HEAD_INITIALIZER(all_qps);

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "verbs_priv.h"
+#include <infiniband/verbs.h>
+
+#include "dpv_engine.h"
 
 #define PTR_UNSUP(type, call) \
 	DPV_EXPORT type *call { errno = EOPNOTSUPP; return NULL; }

@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "verbs_priv.h"
+#include "verbs_base.h"
+#include "verbs_device.h"
+#include "verbs_fork.h"
+#include "verbs_srq.h"
+#include "verbs_progress.h"
 
 #define MAX_XRC_SRQ 65536
 

@@ -1,0 +1,57 @@
+/* Progress (progress.c): polling a port's receive queues and handing bursts to the
+ * transports, the port's timers, progressing a context's QPs, and the loopback ring of frames
+ * a port sends to itself. */
+#ifndef DPV_VERBS_PROGRESS_H
+#define DPV_VERBS_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include "verbs_device.h"
+
+struct dpv_cq;
+struct dpv_qp;
+struct rte_mbuf;
+
+/* Progress (progress.c): receive what @dev's port has and give it to the transports; every
+ * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
+ * @waited) and the port of its device, as polling any of its CQs does. */
+void dpv__port_rx_poll(struct dpv_device *dev);
+/* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
+void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
+/* The port's timers (RC's ACK and RNR timers), unless a receive queue is held by a poller
+ * that made no progress since the last look: returns how many fired. */
+unsigned int dpv__device_timers_poll(struct dpv_device *dev);
+/* Set by a thread that polls ports only now and then (the keeper, a resolve waiting for a
+ * reply): its polls deliver, but never make it a queue's poller, to which the threads
+ * polling CQs would then leave the queue (progress.c, cq_rx_poll). */
+extern __thread bool dpv__rx_visiting;
+
+/* The port's receive queues' poll counts, summed (someone polled the port since). */
+uint32_t dpv__device_rx_polls(struct dpv_device *dev);
+/* The port's receive queues' counters, summed (and the device's own, for transports that
+ * count there). */
+void dpv__device_rx_stats(struct dpv_device *dev, uint64_t *frames, uint64_t *unsteered,
+			  uint64_t *no_wqe, uint64_t *cyc);
+/* Set up @dev's receive queues once its port started. -ENOMEM. */
+int dpv__device_rx_init(struct dpv_device *dev);
+
+void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
+			  const struct ibv_comp_channel *waited);
+void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
+void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
+/* Wait until no thread is inside @dev's receive side (a burst holds its queue's lock while it
+ * works, a transport without port_rx_queue the rx_lock too): what was unpublished before (a
+ * steering table, a QP number) is no longer seen by anyone. Not from a receive path. */
+void dpv__device_rx_quiesce(struct dpv_device *dev);
+
+/* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
+ * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took
+ * (a full ring takes fewer: the caller keeps the rest, as when a port queue is full). */
+int dpv__device_loop_init(struct dpv_device *dev);
+unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n);
+/* Free what the ring still holds, and the ring (the ports are closing). */
+void dpv__device_loop_fini(struct dpv_device *dev);
+
+#endif
