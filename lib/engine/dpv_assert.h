@@ -21,7 +21,6 @@
 #include <stdlib.h>
 
 #include <rte_branch_prediction.h>
-#include <rte_log.h>
 
 #ifndef DPV_ASSERTS
 #ifdef NDEBUG
@@ -37,7 +36,8 @@
 extern int DPV_LOGTYPE;
 
 /* The failure path of DPV_ASSERT, out of line so that the check costs a compare and a jump. */
-static inline __attribute__((noreturn, cold, noinline)) void dpv__assert_fail(const char *file, int line, const char *func, const char *expr)
+__attribute__((noreturn, cold, noinline, unused))
+static void dpv__assert_fail(const char *file, int line, const char *func, const char *expr)
 {
 	fprintf(stderr, "dpverbs: %s:%d: %s: assertion failed: %s\n", file, line, func, expr);
 	fflush(stderr);
@@ -52,13 +52,17 @@ static inline __attribute__((noreturn, cold, noinline)) void dpv__assert_fail(co
 #define DPV_ASSERT(cond) ((void)sizeof(!(cond)))
 #endif
 
+/* DPV_WARN_ONCE's message (engine/assert.c), through rte_log at WARNING on @logtype. */
+__attribute__((cold, format(printf, 5, 6)))
+void dpv__warn_once_log(int logtype, const char *file, int line, const char *func,
+			const char *fmt, ...);
+
 #define DPV_WARN_ONCE(cond, fmt, ...) __extension__ ({ \
 	static bool dpv__warned_; \
 	bool dpv__c_ = !!(cond); \
 	if (unlikely(dpv__c_) && !__atomic_exchange_n(&dpv__warned_, true, __ATOMIC_RELAXED)) \
-		rte_log(RTE_LOG_WARNING, DPV_LOGTYPE, "dpverbs: %s:%d: %s: " fmt \
-			" (please report: this must not happen)\n", \
-			__FILE__, __LINE__, __func__, ##__VA_ARGS__); \
+		dpv__warn_once_log(DPV_LOGTYPE, __FILE__, __LINE__, __func__, fmt, \
+				   ##__VA_ARGS__); \
 	unlikely(dpv__c_); \
 })
 

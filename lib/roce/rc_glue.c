@@ -543,6 +543,7 @@ int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 
 void dpv__rc_xrc_unbind(struct dpv_qp *qp, bool force)
 {
+	dpv__qp_assert_locked(qp);
 	if (qp->type != IBV_QPT_XRC_RECV || qp->srq == NULL ||
 	    (!force && qp->rq.head != qp->rq.tail))
 		return;
@@ -599,6 +600,7 @@ enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 	enum ibv_qp_state s = dpv__qp_state(qp);
 
+	dpv__qp_assert_locked(qp);
 	if (rq == NULL || !rq->eng_on || s == IBV_QPS_RESET || s == IBV_QPS_INIT ||
 	    s == IBV_QPS_ERR)
 		return DPV_UD_RX_NO_QP;

@@ -36,8 +36,10 @@ static struct dpv_mw *mw_find(struct dpv_mr_table *t, uint32_t rkey)
 struct dpv_mr *dpv__mw_by_rkey(struct dpv_mr_table *t, const struct dpv_qp *qp, uint32_t rkey,
 			       uint64_t iova, uint64_t len, unsigned int access)
 {
-	struct dpv_mw *mw = mw_find(t, rkey);
+	struct dpv_mw *mw;
 
+	dpv__lock_assert_held(&t->lock);
+	mw = mw_find(t, rkey);
 	if (mw == NULL || !mw->bound || mw->pd != qp->pd || (mw->access & access) != access)
 		return NULL;
 	if (mw->ibmw.type == IBV_MW_TYPE_2 && mw->qp != qp)

@@ -397,6 +397,7 @@ void dpv__qp_sqd_check(struct dpv_qp *qp)
 	struct ibv_async_event ev = { .element.qp = &qp->ibqp,
 				      .event_type = IBV_EVENT_SQ_DRAINED };
 
+	dpv__qp_assert_sq_locked(qp);
 	if (qp->state != IBV_QPS_SQD) {
 		__atomic_store_n(&qp->sq_draining, false, __ATOMIC_RELAXED);
 		return;
@@ -412,6 +413,7 @@ void dpv__qp_sqd_check(struct dpv_qp *qp)
 
 void dpv__qp_fail(struct dpv_qp *qp)
 {
+	dpv__qp_assert_locked(qp);
 	dpv__qp_set_state(qp, IBV_QPS_ERR);
 	if (qp->service)                 /* the SQ is the service lcore's */
 		dpv__spinlock_lock(&qp->svc_lock);

@@ -109,6 +109,7 @@ void dpv__sq_complete(struct dpv_qp *qp)
 	unsigned int n = 0;
 	uint64_t t0 = dpv__cyc_start();
 
+	dpv__qp_assert_sq_locked(qp);
 	while (done != sq->sent) {
 		struct dpv_wqe *w = &sq->wqe[done & sq->mask];
 

@@ -31,6 +31,7 @@ int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq)
 	uint32_t fs, ts;
 	bool fire = false;
 
+	dpv__qp_assert_locked(qp);
 	if (to->head - to->tail >= to->max_wr)
 		return -ENOSPC;
 	dpv__spinlock_lock(&srq->lock);
@@ -153,13 +154,14 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	return srq;
 }
 
-/* Resize to @max_wr (not below what is posted): the WQEs kept in order. SRQ lock held. */
+/* Resize to @max_wr (not below what is posted): the WQEs kept in order. */
 static int srq_resize(struct dpv_srq *srq, uint32_t max_wr)
 {
 	struct dpv_rq *old = &srq->rq, nrq;
 	uint32_t n = old->head - old->tail;
 	int rc;
 
+	dpv__lock_assert_held(&srq->lock);
 	if (max_wr < n)
 		return -EINVAL;
 	rc = dpv__rq_init(&nrq, old->buf_pd, old->buf_type, max_wr, old->max_sge);
