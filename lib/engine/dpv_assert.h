@@ -9,6 +9,7 @@
  *                                     (per call site) through the component's log type, in
  *                                     every build; evaluates to cond, so that
  *                                     `if (DPV_WARN_ONCE(x, "...")) return -EINVAL;` works.
+ *   DPV_REF_PUT(&refs)                a reference count goes down by one, never below 0.
  *
  * DPV_ASSERTS is set by meson (the top meson.build): 1 unless NDEBUG is defined (buildtype
  * release with b_ndebug=if-release, the default, or -Db_ndebug=true). DPV_LOGTYPE, the log type
@@ -51,6 +52,12 @@ static void dpv__assert_fail(const char *file, int line, const char *func, const
 /* sizeof: the expression is still parsed (its variables count as used), never evaluated */
 #define DPV_ASSERT(cond) ((void)sizeof(!(cond)))
 #endif
+
+/* Drop one of the references counted at @p (any integer type): it was not 0 (asserted). */
+#define DPV_REF_PUT(p) do { \
+		__typeof__(*(p)) dpv__old_ = __atomic_fetch_sub((p), 1, __ATOMIC_RELEASE); \
+		DPV_ASSERT(dpv__old_ > 0); \
+	} while (0)
 
 /* DPV_WARN_ONCE's message (engine/assert.c), through rte_log at WARNING on @logtype. */
 __attribute__((cold, format(printf, 5, 6)))

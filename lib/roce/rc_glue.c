@@ -548,7 +548,7 @@ void dpv__rc_xrc_unbind(struct dpv_qp *qp, bool force)
 	    (!force && qp->rq.head != qp->rq.tail))
 		return;
 	/* the SRQ's CQ stays attached to the SRQ, which cannot go while a QP is bound to it */
-	__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&qp->srq->users);
 	qp->srq = NULL;
 	qp->pd = NULL;
 	qp->rcq = NULL;
@@ -590,6 +590,8 @@ static bool opcode_ok(const struct dpv_qp *qp, uint8_t opcode)
 	case IBV_QPT_XRC_RECV:
 		return (opcode & 0xE0) == DPV_ROCE_XRC && req;
 	default:
+		DPV_WARN_ONCE(qp->type != IBV_QPT_RC, "RC/UC/XRC receive on a QP of type %d",
+			      qp->type);
 		return (opcode & 0xE0) == DPV_ROCE_RC;
 	}
 }

@@ -188,7 +188,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		}
 		TAILQ_REMOVE(&ch->cqs, cq, channel_next);
 		pthread_mutex_unlock(&ch->lock);
-		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&ibcq->channel->refcnt);
 	}
 	ctx = to_dctx(ibcq->context);
 	pthread_mutex_lock(&ctx->lock);
@@ -196,7 +196,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&ctx->lock);
 	dpv__qbuf_free(cq->buf_pd, cq->ring, DPV_RES_CQ, cq->ring_custom);
 	if (cq->buf_pd != NULL)
-		__atomic_fetch_sub(&cq->buf_pd->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&cq->buf_pd->refs);
 	free(cq->ts);
 	free(cq);
 	return 0;

@@ -282,7 +282,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	table_remove(ctx->mrs, mr);
 	dpv__range_release(ctx, mr);
 	dpv__fork_mr_drop(mr);
-	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&mr->pd->refs);
 	free(mr);
 	return 0;
 }

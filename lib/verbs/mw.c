@@ -53,7 +53,7 @@ struct dpv_mr *dpv__mw_by_rkey(struct dpv_mr_table *t, const struct dpv_qp *qp, 
 static void unbind(struct dpv_mw *mw)
 {
 	if (mw->mr != NULL)
-		__atomic_fetch_sub(&mw->mr->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&mw->mr->refs);
 	mw->mr = NULL;
 	mw->bound = false;
 	mw->qp = NULL;
@@ -247,7 +247,7 @@ int dpv_dealloc_mw(struct ibv_mw *ibmw)
 	*p = mw->rkey_next;
 	t->nb_mw--;
 	dpv__spinlock_unlock(&t->lock);
-	__atomic_fetch_sub(&mw->pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&mw->pd->refs);
 	free(mw);
 	return 0;
 }

@@ -302,13 +302,13 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	dpv__qp_ex_fini(qp);
 	pd = to_dpd(ibqp->pd);
 	if (qp->srq != NULL)
-		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&qp->srq->users);
 	if (qp->xrcd != NULL)
 		dpv__xrcd_use(qp->xrcd, -1);
 	if (pd != NULL) {
-		__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&qp->pd->refs);
 		if (pd != qp->pd)
-			__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
+			DPV_REF_PUT(&pd->refs);
 	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp--;

@@ -39,6 +39,7 @@ int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq)
 		dpv__spinlock_unlock(&srq->lock);
 		return -ENOENT;
 	}
+	DPV_ASSERT(from->head - from->tail <= from->size);   /* posted WQEs fit the ring */
 	fs = from->tail & from->mask;
 	ts = to->head & to->mask;
 	to->wqe[ts].wr_id = from->wqe[fs].wr_id;
@@ -279,7 +280,7 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (srq->cq != NULL)
 		dpv__cq_detach_qp(srq->cq, NULL);
 	dpv__objset_del(srq->ctx, &srq->ctx->srqs, srq);
-	__atomic_fetch_sub(&srq->pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&srq->pd->refs);
 	pthread_mutex_destroy(&srq->ibsrq.mutex);
 	pthread_cond_destroy(&srq->ibsrq.cond);
 	srq_free(srq);
