@@ -72,12 +72,12 @@ static int service_loop(void *arg)
 	return 0;
 }
 
-/* services_lock held. */
 static int service_start(unsigned int lcore)
 {
 	struct service *s = &services[lcore];
 	int rc;
 
+	dpv__mutex_assert_held(&services_lock);
 	if (s->running)
 		return 0;
 	if (lcore == rte_get_main_lcore() || !rte_lcore_is_enabled(lcore))
@@ -95,11 +95,11 @@ static int service_start(unsigned int lcore)
 	return 0;
 }
 
-/* services_lock held. */
 static void service_stop(unsigned int lcore)
 {
 	struct service *s = &services[lcore];
 
+	dpv__mutex_assert_held(&services_lock);
 	if (!s->running)
 		return;
 	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
@@ -170,11 +170,13 @@ static unsigned int least_loaded(int socket)
 	return best;
 }
 
-/* services_lock held: a service lcore for work of @socket, started if need be. */
+/* A service lcore for work of @socket, started if need be. */
 static unsigned int choose(int socket)
 {
-	unsigned int lcore = least_loaded(socket);
+	unsigned int lcore;
 
+	dpv__mutex_assert_held(&services_lock);
+	lcore = least_loaded(socket);
 	if (lcore == RTE_MAX_LCORE && (lcore = free_worker(socket)) != RTE_MAX_LCORE &&
 	    service_start(lcore) != 0)
 		lcore = RTE_MAX_LCORE;

@@ -75,10 +75,12 @@ static void publish_next(struct dpv_timer_list *l)
 	__atomic_store_n(&l->next, l->n ? l->heap[0]->deadline : UINT64_MAX, __ATOMIC_RELEASE);
 }
 
-/* Take the timer at @i out of the heap; lock held. */
+/* Take the timer at @i out of the heap. */
 static void heap_remove(struct dpv_timer_list *l, uint32_t i)
 {
 	struct dpv_timer *t = l->heap[i];
+
+	dpv__lock_assert_held(&l->lock);
 
 	__atomic_store_n(&t->slot, NOT_ARMED, __ATOMIC_RELAXED);
 	if (--l->n == i)

@@ -354,7 +354,7 @@ static __rte_always_inline void fast_loop(struct rx_burst *b, const struct rx_fa
  * prefetch of the destinations: a pass of 32 of them before the copies (which the two
  * passes of qp_general gain from) made this loop slower (copy=1 net_null, burst 32: 10.72
  * against 11.50 CPU ns a frame, medians of 7). Stops at the first frame that is anything
- * else: the frames it leaves, for qp_general. QP lock held. */
+ * else: the frames it leaves, for qp_general. */
 static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 {
 	struct dpv_rq *rq = &qp->rq;
@@ -367,6 +367,7 @@ static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 	struct rx_fast_at at;
 	bool plain;
 
+	dpv__qp_assert_locked(qp);    /* once a burst: the QP's ring is ours */
 	if (n == 0 || first->nsge != 1 || !window_load(qp, &first->sge, 0, &win))
 		return mask;                  /* the MR's bounds: each frame is checked below */
 	f = (struct rx_fast){ b->frames, rq->wqe, rq->wqe + rq->size, win.lkey, win.iova,
@@ -415,12 +416,13 @@ static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 
 /* Frames @mask of the burst (in order) into @qp's WQEs, in general: SRQ, scatter lists,
  * chained mbufs, WQEs checked as their frames land, a full CQ. An execution error: what
- * came before, then the error, then the QP's flush. QP lock held. */
+ * came before, then the error, then the QP's flush. */
 static void qp_general(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 {
 	struct dpv_rq *rq = &qp->rq;
 	struct rx_take t;
 
+	dpv__qp_assert_locked(qp);
 	qp_place(b, qp, mask, &t);
 	if (t.n > 0) {
 		qp_land(b, qp, &t);

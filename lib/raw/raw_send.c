@@ -296,13 +296,14 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	return rc;
 }
 
-/* The list from @wr on, QP lock held; 0 or a negative errno with *bad_wr set. */
+/* The list from @wr on; 0 or a negative errno with *bad_wr set. */
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	enum ibv_qp_state state = dpv__qp_state(qp);
 	uint32_t posted = 0;
 	int rc = 0;
 
+	dpv__qp_assert_locked(qp);
 	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
 		rc = -EINVAL;
 	while (rc == 0 && wr != NULL) {

@@ -383,6 +383,9 @@ static int gather_rules(struct dpv_steer *st, struct dpv_device *dev)
 		case IBV_FLOW_ATTR_SNIFFER:
 			st->sniffers[st->nb_sniffers++] = f->qp;
 			break;
+		default:        /* ibv_create_flow took no other */
+			DPV_WARN_ONCE(true, "flow of type %d", f->type);
+			break;
 		}
 	}
 	/* rules on the MAC addresses only (bytes 0-5 of words 0 and 1) need no parse */

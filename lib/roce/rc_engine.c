@@ -190,6 +190,7 @@ static uint8_t wc_opcode(uint8_t wr_opcode)
 		[DPV_RC_WR_SEND_INV] = DPV_RC_WC_SEND,
 	};
 
+	DPV_ASSERT(wr_opcode < sizeof(map) / sizeof(map[0]));   /* wr_check let no other in */
 	return map[wr_opcode];
 }
 
@@ -200,8 +201,11 @@ void dpv__rc_complete_send(struct dpv_rc *rc, uint8_t status)
 				     .opcode = wc_opcode(w->wr.opcode),
 				     .byte_len = status == DPV_RC_WC_SUCCESS ? w->wr.length : 0 };
 
-	if (w->state != SWQE_POSTED && wr_is_rd_atomic(w->wr.opcode))
+	DPV_ASSERT(rc->sq_head != rc->sq_tail);      /* a WR to complete */
+	if (w->state != SWQE_POSTED && wr_is_rd_atomic(w->wr.opcode)) {
+		DPV_ASSERT(rc->req.rd_atomic > 0);   /* it counted this one when it started */
 		rc->req.rd_atomic--;
+	}
 	if (rc->sq_cur == rc->sq_head)
 		rc->sq_cur++;
 	rc->sq_head++;

@@ -543,11 +543,12 @@ int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 
 void dpv__rc_xrc_unbind(struct dpv_qp *qp, bool force)
 {
+	dpv__qp_assert_locked(qp);
 	if (qp->type != IBV_QPT_XRC_RECV || qp->srq == NULL ||
 	    (!force && qp->rq.head != qp->rq.tail))
 		return;
 	/* the SRQ's CQ stays attached to the SRQ, which cannot go while a QP is bound to it */
-	__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&qp->srq->users);
 	qp->srq = NULL;
 	qp->pd = NULL;
 	qp->rcq = NULL;
@@ -589,6 +590,8 @@ static bool opcode_ok(const struct dpv_qp *qp, uint8_t opcode)
 	case IBV_QPT_XRC_RECV:
 		return (opcode & 0xE0) == DPV_ROCE_XRC && req;
 	default:
+		DPV_WARN_ONCE(qp->type != IBV_QPT_RC, "RC/UC/XRC receive on a QP of type %d",
+			      qp->type);
 		return (opcode & 0xE0) == DPV_ROCE_RC;
 	}
 }
@@ -599,6 +602,7 @@ enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 	enum ibv_qp_state s = dpv__qp_state(qp);
 
+	dpv__qp_assert_locked(qp);
 	if (rq == NULL || !rq->eng_on || s == IBV_QPS_RESET || s == IBV_QPS_INIT ||
 	    s == IBV_QPS_ERR)
 		return DPV_UD_RX_NO_QP;

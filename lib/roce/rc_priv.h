@@ -4,6 +4,7 @@
 #ifndef DPV_RC_PRIV_H
 #define DPV_RC_PRIV_H
 
+#include "dpv_assert.h"
 #include "rc_engine.h"
 
 enum { SWQE_POSTED, SWQE_STARTED, SWQE_FAILED };

@@ -192,7 +192,7 @@ static void rc_destroy(struct dpv_qp *qp)
 	dpv__qp_unlock(qp);
 	rx_user(qp, false);
 	dpv__mw_qp_gone(qp);             /* its type 2 windows (IBA: invalidated with it) */
-	__atomic_fetch_sub(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&qp->ctx->dev->roce_qps);
 	if (rq->eng_on) {
 		rc_log_stats(qp, rq);
 		dpv__rc_fini(&rq->eng);

@@ -93,6 +93,7 @@ static void build(struct dpv_rc *rc, const struct dpv_rc_swqe *w, struct dpv_roc
 	bool first = k == 0;
 	int seg;
 
+	DPV_ASSERT(wr->opcode < sizeof(seg_opcode) / sizeof(seg_opcode[0]));
 	*last = rc->req.psn == w->last_psn || wr_is_rd_atomic(wr->opcode);
 	seg = first && *last ? 0 : first ? 1 : *last ? 3 : 2;
 	dpv__rc_hdrs_init(rc, h, seg_opcode[wr->opcode][wr_is_rd_atomic(wr->opcode) ? 0 : seg] |

@@ -393,6 +393,8 @@ static bool in_sequence(const struct dpv_rc *rc, uint8_t opcode)
 	case MSG_WRITE:
 		return !(f & F(FIRST)) && (f & F(WRITE));
 	default:
+		DPV_WARN_ONCE(rc->resp.in_msg != MSG_NONE, "responder state %u",
+			      rc->resp.in_msg);
 		return f & F(FIRST);
 	}
 }

@@ -122,12 +122,12 @@ static void addrs_changed(struct dpv_roce_port *rp, int delta)
 	dpv__device_event(dev, IBV_EVENT_GID_CHANGE);
 }
 
-/* @lock held. */
 static int addr_add(struct dpv_roce_port *rp, int family, const uint8_t addr[16])
 {
 	uint8_t gid[16], cur[16];
 	int free_index = -1;
 
+	dpv__mutex_assert_held(&rp->lock);
 	gid_of_addr(gid, family, addr);
 	for (int i = 0; i < DPV_ROCE_GID_TBL_LEN; i++) {
 		if (!dpv__roce_gid_read(rp, i, cur)) {
@@ -144,11 +144,12 @@ static int addr_add(struct dpv_roce_port *rp, int family, const uint8_t addr[16]
 	return free_index;
 }
 
-/* @lock held. Index 0 (the link-local GID of the MAC) is not an address: -ENOENT. */
+/* Index 0 (the link-local GID of the MAC) is not an address: -ENOENT. */
 static int addr_del(struct dpv_roce_port *rp, int family, const uint8_t addr[16])
 {
 	uint8_t gid[16], cur[16];
 
+	dpv__mutex_assert_held(&rp->lock);
 	gid_of_addr(gid, family, addr);
 	for (int i = 1; i < DPV_ROCE_GID_TBL_LEN; i++) {
 		if (dpv__roce_gid_read(rp, i, cur) && memcmp(cur, gid, 16) == 0) {
@@ -291,6 +292,7 @@ void dpv__roce_port_update(struct dpv_roce_port *rp)
 	unsigned int n;
 	int rc;
 
+	dpv__mutex_assert_held(&rp->lock);
 	if (!__atomic_load_n(&rp->started, __ATOMIC_RELAXED)) {
 		dpv__spinlock_lock(&rp->txq_lock);
 		if (rp->txq != NULL)

@@ -65,21 +65,23 @@ static uint64_t reachable_ticks(void)
 	return dpv__timer_ticks_us((uint64_t)dpv__config()->neigh_reachable_ms * 1000);
 }
 
-/* The entry of @ip, or NULL; neigh_lock held. */
+/* The entry of @ip, or NULL. */
 static struct dpv_roce_neigh *neigh_find(struct dpv_roce_port *rp, const uint8_t ip[16])
 {
+	dpv__lock_assert_held(&rp->neigh_lock);
 	for (int i = 0; i < DPV_ROCE_NEIGH_MAX; i++)
 		if (rp->neigh[i].state != DPV_NEIGH_FREE && memcmp(rp->neigh[i].ip, ip, 16) == 0)
 			return &rp->neigh[i];
 	return NULL;
 }
 
-/* A free entry, else the one confirmed longest ago (never one being resolved); neigh_lock
- * held. NULL when every entry is being resolved. */
+/* A free entry, else the one confirmed longest ago (never one being resolved). NULL when
+ * every entry is being resolved. */
 static struct dpv_roce_neigh *neigh_alloc(struct dpv_roce_port *rp, const uint8_t ip[16])
 {
 	struct dpv_roce_neigh *e = NULL;
 
+	dpv__lock_assert_held(&rp->neigh_lock);
 	for (int i = 0; i < DPV_ROCE_NEIGH_MAX; i++) {
 		struct dpv_roce_neigh *c = &rp->neigh[i];
 

@@ -216,6 +216,7 @@ void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t 
 {
 	struct rx_state st;
 
+	dpv__lock_assert_held(&dev->rx_lock);   /* a port_rx: one burst at a time */
 	if (__atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0)
 		return;
 	st.dev = dev;                 /* not "= { ... }": that zeroes 32 CQEs per burst */

@@ -277,6 +277,7 @@ bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16])
 {
 	struct dpv_mcast *m;
 
+	dpv__lock_assert_held(&dev->rx_lock);
 	TAILQ_FOREACH(m, &dev->mcasts, next)
 		if (memcmp(m->gid, gid, 16) == 0)
 			return true;

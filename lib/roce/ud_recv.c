@@ -64,7 +64,8 @@ enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
 	const struct ibv_sge *sge;
 	struct dpv_rwqe *w;
 	uint8_t grh[GRH_LEN];
-	struct piece src[2] = { { grh, GRH_LEN }, { f + fr->payload_off, fr->payload_len } };
+
+	dpv__qp_assert_locked(qp);	struct piece src[2] = { { grh, GRH_LEN }, { f + fr->payload_off, fr->payload_len } };
 	uint32_t len = GRH_LEN + fr->payload_len, room = 0;
 	bool imm = fr->h.bth.opcode == (DPV_ROCE_UD | DPV_ROCE_SEND_ONLY_IMM);
 	int st;

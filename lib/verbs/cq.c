@@ -81,12 +81,13 @@ static struct dpv_cqe *ring_alloc(struct dpv_pd *pd, uint32_t n, bool *custom)
 	return dpv__qbuf_alloc(pd, (size_t)n * sizeof(struct dpv_cqe), DPV_RES_CQ, custom);
 }
 
-/* CQ lock held: the armed CQ fires once on its channel. */
+/* The armed CQ fires once on its channel. */
 static void cq_fire(struct dpv_cq *cq)
 {
 	struct dpv_channel *ch = container_of_safe(cq->ibcq.channel, struct dpv_channel, ibch);
 	uint64_t one = 1;
 
+	dpv__lock_assert_held(&cq->lock);
 	cq->armed = false;
 	if (ch == NULL)
 		return;
@@ -187,7 +188,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		}
 		TAILQ_REMOVE(&ch->cqs, cq, channel_next);
 		pthread_mutex_unlock(&ch->lock);
-		__atomic_fetch_sub(&ibcq->channel->refcnt, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&ibcq->channel->refcnt);
 	}
 	ctx = to_dctx(ibcq->context);
 	pthread_mutex_lock(&ctx->lock);
@@ -195,7 +196,7 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&ctx->lock);
 	dpv__qbuf_free(cq->buf_pd, cq->ring, DPV_RES_CQ, cq->ring_custom);
 	if (cq->buf_pd != NULL)
-		__atomic_fetch_sub(&cq->buf_pd->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&cq->buf_pd->refs);
 	free(cq->ts);
 	free(cq);
 	return 0;
@@ -268,7 +269,7 @@ uint64_t dpv__core_clock_khz(void)
 	return rte_get_tsc_hz() / 1000;
 }
 
-/* CQ lock held: the @n completions written from ring index @from on were written now. One
+/* The @n completions written from ring index @from on were written now (CQ lock held). One
  * reading of the clocks for the whole push; the TSC never goes back within a CQ (pushes from
  * different cores may read TSCs a few cycles apart). */
 static void cq_stamp(struct dpv_cq *cq, uint32_t from, unsigned int n)
@@ -291,12 +292,13 @@ static void cq_stamp(struct dpv_cq *cq, uint32_t from, unsigned int n)
 }
 
 /* After a push of @n, @i of which fitted from ring index @from on: timestamp them (if the CQ
- * keeps timestamps), count, fire an armed CQ, report an overrun. CQ lock held on entry,
- * released here. */
+ * keeps timestamps), count, fire an armed CQ, report an overrun. The CQ lock, taken by the
+ * caller, is released here. */
 static int push_done(struct dpv_cq *cq, uint32_t from, unsigned int i, unsigned int n, bool fire)
 {
 	bool overrun_now = false;
 
+	dpv__lock_assert_held(&cq->lock);
 	if (unlikely(cq->ts != NULL))
 		cq_stamp(cq, from, i);
 

@@ -309,7 +309,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	dpv__context_release(ctx);       /* what the application left, as rdma-core */
 	d = ctx->dev;
 	pthread_mutex_lock(&dev_lock);
-	__atomic_fetch_sub(&d->open_count, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&d->open_count);
 	dpv__device_raw_loop_update(d);
 	if (d->open_count == 0) {
 		dpv__spinlock_lock(&d->rx_lock);

@@ -84,6 +84,7 @@ bool dpv__rkey_index_taken(struct dpv_mr_table *t, uint32_t rkey)
 {
 	uint32_t b = dpv__rkey_bucket(rkey);
 
+	dpv__lock_assert_held(&t->lock);
 	for (struct dpv_mr *mr = t->rkey_hash[b]; mr != NULL; mr = mr->rkey_next)
 		if (mr->ibmr.rkey >> 8 == rkey >> 8)
 			return true;
@@ -106,7 +107,10 @@ uint32_t dpv__rkey_new(struct dpv_mr_table *t)
 struct dpv_mr *dpv__mr_by_rkey(const struct dpv_qp *qp, uint32_t rkey, uint64_t iova,
 			       uint64_t len, unsigned int access)
 {
-	struct dpv_mr *mr = rkey_find(qp->ctx->mrs, rkey);
+	struct dpv_mr *mr;
+
+	dpv__lock_assert_held(&qp->ctx->mrs->lock);
+	mr = rkey_find(qp->ctx->mrs, rkey);
 
 	if (mr == NULL)
 		return dpv__mw_by_rkey(qp->ctx->mrs, qp, rkey, iova, len, access);
@@ -283,7 +287,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	table_remove(ctx->mrs, mr);
 	dpv__range_release(ctx, mr);
 	dpv__fork_mr_drop(mr);
-	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&mr->pd->refs);
 	free(mr);
 	return 0;
 }

@@ -41,8 +41,10 @@ static struct dpv_mw *mw_find(struct dpv_mr_table *t, uint32_t rkey)
 struct dpv_mr *dpv__mw_by_rkey(struct dpv_mr_table *t, const struct dpv_qp *qp, uint32_t rkey,
 			       uint64_t iova, uint64_t len, unsigned int access)
 {
-	struct dpv_mw *mw = mw_find(t, rkey);
+	struct dpv_mw *mw;
 
+	dpv__lock_assert_held(&t->lock);
+	mw = mw_find(t, rkey);
 	if (mw == NULL || !mw->bound || mw->pd != qp->pd || (mw->access & access) != access)
 		return NULL;
 	if (mw->ibmw.type == IBV_MW_TYPE_2 && mw->qp != qp)
@@ -56,7 +58,7 @@ struct dpv_mr *dpv__mw_by_rkey(struct dpv_mr_table *t, const struct dpv_qp *qp, 
 static void unbind(struct dpv_mw *mw)
 {
 	if (mw->mr != NULL)
-		__atomic_fetch_sub(&mw->mr->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&mw->mr->refs);
 	mw->mr = NULL;
 	mw->bound = false;
 	mw->qp = NULL;
@@ -250,7 +252,7 @@ int dpv_dealloc_mw(struct ibv_mw *ibmw)
 	*p = mw->rkey_next;
 	t->nb_mw--;
 	dpv__spinlock_unlock(&t->lock);
-	__atomic_fetch_sub(&mw->pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&mw->pd->refs);
 	free(mw);
 	return 0;
 }

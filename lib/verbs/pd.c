@@ -98,9 +98,9 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	pthread_mutex_unlock(&ctx->lock);
 	dpv__objset_del(ctx, &ctx->pds, pd);
 	if (pd->parent != NULL)
-		__atomic_fetch_sub(&pd->parent->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&pd->parent->refs);
 	if (pd->td != NULL)
-		__atomic_fetch_sub(&pd->td->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&pd->td->refs);
 	free(pd);
 	return 0;
 }
@@ -210,5 +210,5 @@ void dpv__qbuf_free(struct dpv_pd *pd, void *p, uint64_t type, bool custom)
 		return;
 	}
 	pd->free(&pd->ibpd, pd->pd_context, p, type);
-	__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&pd->refs);
 }

@@ -302,13 +302,13 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	dpv__qp_ex_fini(qp);
 	pd = to_dpd(ibqp->pd);
 	if (qp->srq != NULL)
-		__atomic_fetch_sub(&qp->srq->users, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&qp->srq->users);
 	if (qp->xrcd != NULL)
 		dpv__xrcd_use(qp->xrcd, -1);
 	if (pd != NULL) {
-		__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&qp->pd->refs);
 		if (pd != qp->pd)
-			__atomic_fetch_sub(&pd->refs, 1, __ATOMIC_RELEASE);
+			DPV_REF_PUT(&pd->refs);
 	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nb_qp--;
@@ -397,6 +397,7 @@ void dpv__qp_sqd_check(struct dpv_qp *qp)
 	struct ibv_async_event ev = { .element.qp = &qp->ibqp,
 				      .event_type = IBV_EVENT_SQ_DRAINED };
 
+	dpv__qp_assert_sq_locked(qp);
 	if (qp->state != IBV_QPS_SQD) {
 		__atomic_store_n(&qp->sq_draining, false, __ATOMIC_RELAXED);
 		return;
@@ -412,6 +413,7 @@ void dpv__qp_sqd_check(struct dpv_qp *qp)
 
 void dpv__qp_fail(struct dpv_qp *qp)
 {
+	dpv__qp_assert_locked(qp);
 	dpv__qp_set_state(qp, IBV_QPS_ERR);
 	if (qp->service)                 /* the SQ is the service lcore's */
 		dpv__spinlock_lock(&qp->svc_lock);

@@ -119,6 +119,7 @@ int dpv__service_qp_add(struct dpv_qp *qp)
 	struct dpv_service_work w = { port_service, dev };
 	int rc = 0;
 
+	dpv__qp_assert_ctl_locked(qp);
 	if (qp->svc_listed)
 		return 0;
 	rc = dpv__sq_desc_init(&qp->sq, RTE_MAX(qp->lim.max_inline_data + qp->lim.max_tso_header,
@@ -166,6 +167,7 @@ void dpv__service_qp_help(struct dpv_qp *qp)
 	struct dpv_device *dev = qp->ctx->dev;
 	uint64_t now = rte_rdtsc(), rounds;
 
+	dpv__qp_assert_locked(qp);
 	if (!qp->helping && now - qp->help_checked < HELP_CHECK_US * rte_get_tsc_hz() / 1000000)
 		return;
 	qp->help_checked = now;

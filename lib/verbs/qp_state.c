@@ -148,7 +148,9 @@ int dpv__qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur,
 	const struct transition *t;
 	int ti = type_index(type), req, opt;
 
-	if (ti < 0 || cur < IBV_QPS_RESET || cur > IBV_QPS_ERR || next < IBV_QPS_RESET ||
+	if (DPV_WARN_ONCE(ti < 0, "state table: QP type %d", type))   /* created: a type we have */
+		return -EINVAL;
+	if (cur < IBV_QPS_RESET || cur > IBV_QPS_ERR || next < IBV_QPS_RESET ||
 	    next > IBV_QPS_ERR)
 		return -EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && cur != IBV_QPS_RTR && cur != IBV_QPS_RTS &&

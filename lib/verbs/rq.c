@@ -87,6 +87,7 @@ void dpv__rq_flush(struct dpv_qp *qp)
 {
 	struct dpv_rq *rq = &qp->rq;
 
+	dpv__qp_assert_locked(qp);
 	for (; rq->tail != rq->head; rq->tail++)
 		dpv__rq_complete(qp, rq->wqe[rq->tail & rq->mask].wr_id, IBV_WC_WR_FLUSH_ERR, 0, 0,
 				NULL);

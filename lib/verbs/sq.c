@@ -93,7 +93,7 @@ int dpv__sq_desc_init(struct dpv_sq *sq, uint32_t data)
 void dpv__wqe_put_mrs(struct dpv_wqe *w)
 {
 	for (uint8_t i = 0; i < w->nb_mr; i++)
-		__atomic_fetch_sub(&w->mrs[i]->refs, 1, __ATOMIC_RELEASE);
+		DPV_REF_PUT(&w->mrs[i]->refs);
 	w->nb_mr = 0;
 }
 
@@ -114,6 +114,8 @@ void dpv__sq_complete(struct dpv_qp *qp)
 	unsigned int n = 0;
 	uint64_t t0 = dpv__cyc_start();
 
+	dpv__qp_assert_sq_locked(qp);
+	DPV_ASSERT(sq->sent - done <= sq->size);     /* [done, sent) fits the ring */
 	while (done != sq->sent) {
 		struct dpv_wqe *w = &sq->wqe[done & sq->mask];
 

@@ -39,6 +39,7 @@ int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq)
 	uint32_t fs, ts;
 	bool fire = false;
 
+	dpv__qp_assert_locked(qp);
 	if (to->head - to->tail >= to->max_wr)
 		return -ENOSPC;
 	dpv__spinlock_lock(&srq->lock);
@@ -46,6 +47,7 @@ int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq)
 		dpv__spinlock_unlock(&srq->lock);
 		return -ENOENT;
 	}
+	DPV_ASSERT(from->head - from->tail <= from->size);   /* posted WQEs fit the ring */
 	fs = from->tail & from->mask;
 	ts = to->head & to->mask;
 	to->wqe[ts].wr_id = from->wqe[fs].wr_id;
@@ -161,13 +163,14 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	return srq;
 }
 
-/* Resize to @max_wr (not below what is posted): the WQEs kept in order. SRQ lock held. */
+/* Resize to @max_wr (not below what is posted): the WQEs kept in order. */
 static int srq_resize(struct dpv_srq *srq, uint32_t max_wr)
 {
 	struct dpv_rq *old = &srq->rq, nrq;
 	uint32_t n = old->head - old->tail;
 	int rc;
 
+	dpv__lock_assert_held(&srq->lock);
 	if (max_wr < n)
 		return -EINVAL;
 	rc = dpv__rq_init(&nrq, old->buf_pd, old->buf_type, max_wr, old->max_sge);
@@ -285,7 +288,7 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (srq->cq != NULL)
 		dpv__cq_detach_qp(srq->cq, NULL);
 	dpv__objset_del(srq->ctx, &srq->ctx->srqs, srq);
-	__atomic_fetch_sub(&srq->pd->refs, 1, __ATOMIC_RELEASE);
+	DPV_REF_PUT(&srq->pd->refs);
 	pthread_mutex_destroy(&srq->ibsrq.mutex);
 	pthread_cond_destroy(&srq->ibsrq.cond);
 	srq_free(srq);

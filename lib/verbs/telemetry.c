@@ -126,7 +126,7 @@ static void qp_dict(struct rte_tel_data *d, struct dpv_qp *qp)
 
 /* A registry list as telemetry shows it: the ids of every object (no parameter), or the
  * dictionary of the object whose id is the parameter. Objects are linked through a TAILQ
- * entry at @next_off (its first member is the next pointer); registry lock held. */
+ * entry at @next_off (its first member is the next pointer); under registry_lock. */
 struct registry_view {
 	size_t next_off;
 	uint32_t (*id_of)(const void *obj);
@@ -138,6 +138,7 @@ static int list_or_lookup(const struct registry_view *v, void *first, const char
 {
 	uint32_t want;
 
+	dpv__mutex_assert_held(&registry_lock);
 #define NEXT(o) (*(void **)((char *)(o) + v->next_off))
 	if (params == NULL || *params == '\0') {
 		rte_tel_data_start_array(d, RTE_TEL_INT_VAL);

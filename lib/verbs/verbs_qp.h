@@ -214,6 +214,43 @@ static inline void dpv__qp_unlock_ctl(struct dpv_qp *qp)
 	dpv__qp_unlock(qp);
 }
 
+/* The calling thread holds @qp's lock (dpv_lock.h's dpv__lock_assert_held). A QP of a thread
+ * domain has no lock (dpv__qp_lock does nothing): its single thread is the application's
+ * promise, nothing to check. */
+static inline void dpv__qp_assert_locked(const struct dpv_qp *qp)
+{
+#if DPV_ASSERTS
+	if (!qp->lockless)
+		dpv__lock_assert_held(&qp->lock);
+#else
+	(void)qp;
+#endif
+}
+
+/* ... the lock that guards its send queue's completion side: the service lock of a
+ * service-mode QP (the service lcore holds only that one), else the QP lock. */
+static inline void dpv__qp_assert_sq_locked(const struct dpv_qp *qp)
+{
+#if DPV_ASSERTS
+	if (qp->service)
+		dpv__lock_assert_held(&qp->svc_lock);
+	else
+		dpv__qp_assert_locked(qp);
+#else
+	(void)qp;
+#endif
+}
+
+/* ... and its control lock (dpv__qp_lock_ctl). */
+static inline void dpv__qp_assert_ctl_locked(const struct dpv_qp *qp)
+{
+	dpv__qp_assert_locked(qp);
+#if DPV_ASSERTS
+	if (qp->service)
+		dpv__lock_assert_held(&qp->svc_lock);
+#endif
+}
+
 /* The QP whose control lock this thread holds in ibv_modify_qp (qp.c): an RC/UC/XRC modify
  * resolving its peer polls the port, and a frame for that same QP found then is dropped (as
  * lost: the peer retransmits) rather than waited for under a lock this thread holds. */

@@ -191,6 +191,7 @@ struct dpv_srq *dpv__xrc_srq_lookup(struct dpv_device *dev, uint32_t srq_num)
 {
 	struct dpv_srq *srq;
 
+	dpv__lock_assert_held(&dev->rx_lock);
 	if (srq_num == 0 || srq_num >= MAX_XRC_SRQ)
 		return NULL;
 	srq = __atomic_load_n(&srq_nums[srq_num], __ATOMIC_ACQUIRE);
