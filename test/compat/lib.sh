@@ -2,6 +2,7 @@
 # scratch directory $dir, one cleanup at exit, and the two-process tests' veth pair (pair_up)
 # and server/client launch (run_pair). Sourced with $run (dpv-run) set.
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 pass=0; fail=0
 check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
 QUIET='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
@@ -17,7 +18,7 @@ cleanup() {
 	eval "$exit_hooks"
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	wait 2>/dev/null
-	[ -n "$a" ] && ip link del "$a" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -32,12 +33,12 @@ require() {
 }
 
 # pair_up PREFIX [NET]: the veth pair PREFIXa<pid> ($a, the server's end) <-> PREFIXb<pid>
-# ($b, the client's), up with IPv6 off (test/veth_pair.sh); with NET (10.78.0), the
+# ($b, the client's), up with IPv6 off (veth_pair, test/lib/net.sh); with NET (10.78.0), the
 # configurations $dir/a.conf and $dir/b.conf give the ports NET.1 and NET.2. Sets $eal_a and
 # $eal_b, each side's net_af_packet port, for a script to add EAL options to.
 pair_up() {
 	a=$1a$$; b=$1b$$
-	"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
+	veth_pair "$a" "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
 	if [ $# -ge 2 ]; then
 		printf 'port_addr = net_af_packet0 %s.1\n' "$2" > "$dir/a.conf"
 		printf 'port_addr = net_af_packet0 %s.2\n' "$2" > "$dir/b.conf"

@@ -8,6 +8,7 @@
 # output is shown. The same binary runs
 # on rxe in the soft-RoCE VM test (run_rxe_test.sh rc).
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 run=$1 prog=$2
 pass=0; fail=0
 check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
@@ -18,15 +19,11 @@ srv=
 cleanup() {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
+veth_pair "$a" "$b" || exit 1   # up, IPv6 off
 printf 'port_addr = net_af_packet0 10.79.0.1\n' > "$dir/a.conf"
 printf 'port_addr = net_af_packet0 10.79.0.2\n' > "$dir/b.conf"
 quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
