@@ -101,6 +101,26 @@ run_pair() {
 	[ $crc -eq 0 ] && [ $src -eq 0 ] || { show "$_f"; shown="$shown $_f"; }
 }
 
+# pingpong_gids TOOL SIZE NET: ibv_rc_pingpong or ibv_ud_pingpong (TOOL) on the pair that
+# pair_up PREFIX NET made, -s SIZE -n 50 with -c on both sides, once with GID index 0 and
+# once with 1. Checked for each: both exit 0 (run_pair), the server's -c found no invalid
+# data, 50 iterations on both sides; then link-local GIDs (index 0) and NET.2/NET.1 (index 1)
+# on both sides.
+pingpong_gids() {
+	_port=$((20000 + $$ % 10000))
+	for g in 0 1; do
+		args="-d dpv_net_af_packet0 -g $g -s $2 -n 50 -p $((_port + g))"
+		run_pair "-g $g" "$1" $args -c -- "$1" $args -c 127.0.0.1
+		check "-g $g: the server's -c: no invalid data" "! grep -q 'invalid data' '$out.srv'"
+		check "-g $g: client: 50 iterations" "grep -q '^50 iters in' '$out.cli'"
+		check "-g $g: server: 50 iterations" "grep -q '^50 iters in' '$out.srv'"
+	done
+	check "-g 0: link-local GIDs on both sides" \
+		"grep -q 'local address:.*GID fe80::' '$dir/-g_0.cli' && grep -q 'remote address:.*GID fe80::' '$dir/-g_0.cli'"
+	check "-g 1: IPv4 GIDs on both sides" \
+		"grep -q 'local address:.*GID ::ffff:$3.2' '$dir/-g_1.cli' && grep -q 'remote address:.*GID ::ffff:$3.1' '$dir/-g_1.cli'"
+}
+
 show() {
 	echo "--- $1 server:"; cat -v "$dir/$1.srv"
 	echo "--- $1 client:"; cat -v "$dir/$1.cli"
