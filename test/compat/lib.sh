@@ -3,8 +3,7 @@
 # and server/client launch (run_pair). Sourced with $run (dpv-run) set.
 set -u
 . "$(dirname "$0")/../lib/net.sh"
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 QUIET='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
 if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi   # a CPU for a client of its own
 dir=$(mktemp -d)

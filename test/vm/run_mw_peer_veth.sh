@@ -10,8 +10,7 @@
 set -u
 . "$(dirname "$0")/../lib/net.sh"
 run=$1 prog=$2
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: the veth pair needs root"; exit 77; }
 a=mwpa$$; b=mwpb$$
 dir=$(mktemp -d)
@@ -55,5 +54,4 @@ for own in server client; do
 		"grep -q '^ok: SEND_WITH_INV of a key naming nothing: completion remote invalid request error' '$dir/$u.$own'"
 	for f in "$dir"/*."$own"; do echo "--- $(basename "$f")"; grep -v -e "^EAL:" -e "^TELEMETRY:" "$f"; done
 done
-echo "mw_peer: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "mw_peer"

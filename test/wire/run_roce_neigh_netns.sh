@@ -13,8 +13,7 @@ prog=$1
 dir=$(mktemp -d)
 ns=dpvrn$$; a=dpvra$$; b=dpvrb$$
 cap_pid=; ppid=
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 cleanup() {
 	[ -n "$cap_pid" ] && kill "$cap_pid" 2>/dev/null
 	[ -n "$ppid" ] && kill "$ppid" 2>/dev/null
@@ -86,5 +85,4 @@ check "NA from dpverbs to the kernel: target fd00:97::2, solicited, override, it
 	"t 'icmpv6.type == 136 && eth.src == $own' '-e eth.dst -e ipv6.src -e ipv6.dst -e ipv6.hlim -e icmpv6.nd.na.target_address -e icmpv6.nd.na.flag.r -e icmpv6.nd.na.flag.s -e icmpv6.nd.na.flag.o -e icmpv6.opt.linkaddr -e icmpv6.checksum.status' | grep -qx '$kmac fd00:97::2 $nssrc 255 fd00:97::2 0 1 1 $own 1'"
 check "nothing from dpverbs is malformed or flagged by tshark" \
 	"[ -z \"\$(t 'eth.src == $own && (_ws.malformed || _ws.expert.severity >= warning)' '-e frame.number')\" ]"
-echo "roce_neigh_netns: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "roce_neigh_netns"
