@@ -36,8 +36,7 @@ require() {
 # configurations $dir/a.conf and $dir/b.conf give the ports NET.1 and NET.2. Sets $eal_a and
 # $eal_b, each side's net_af_packet port, for a script to add EAL options to.
 pair_up() {
-	a=$1a$$; b=$1b$$
-	veth_pair "$a" "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
+	veth_up "$1"
 	if [ $# -ge 2 ]; then
 		printf 'port_addr = net_af_packet0 %s.1\n' "$2" > "$dir/a.conf"
 		printf 'port_addr = net_af_packet0 %s.2\n' "$2" > "$dir/b.conf"

@@ -3,7 +3,7 @@
 # for a file or a line, and one net_cleanup that removes every pair and namespace made here.
 # A script calls net_cleanup from its own exit trap.
 
-net_links= net_nss=
+net_links='' net_nss=''
 # EAL options that keep a net_af_packet run quiet (as test/lib/dpv_test_fork.h's)
 AF_PACKET_QUIET='--log-level=lib.eal:error --log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error'
 
@@ -31,6 +31,13 @@ veth_pair() {
 		ip link set "$_i" up
 	done
 	return 0
+}
+
+# veth_up PREFIX: the veth pair $a = PREFIXa<pid> <-> $b = PREFIXb<pid> (veth_pair); exits 1,
+# saying so, when it cannot be made.
+veth_up() {
+	a=${1}a$$ b=${1}b$$
+	veth_pair "$a" "$b" || { echo "FAIL: veth pair $a $b (root?)"; exit 1; }
 }
 
 # veth_add A B: the veth pair A <-> B as the kernel makes it (down, IPv6 on: for an end that
@@ -89,5 +96,5 @@ net_cleanup() {
 	for _n in $net_nss; do
 		ip netns del "$_n" 2>/dev/null
 	done
-	net_links= net_nss=
+	net_links='' net_nss=''
 }

@@ -12,7 +12,6 @@ set -u
 run=$1 prog=$2
 . "$(dirname "$0")/../lib/check.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: the veth pair needs root"; exit 77; }
-a=mwpa$$; b=mwpb$$
 dir=$(mktemp -d)
 srv=
 cleanup() {
@@ -22,7 +21,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-veth_pair "$a" "$b" || exit 1   # up, IPv6 off
+veth_up mwp   # $a, $b: up, IPv6 off
 printf 'port_addr = net_af_packet0 10.79.0.1\n' > "$dir/a.conf"
 printf 'port_addr = net_af_packet0 10.79.0.2\n' > "$dir/b.conf"
 quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'

@@ -5,9 +5,6 @@
 # The pair is removed afterwards.
 set -u
 . "$(dirname "$0")/../lib/net.sh"
-prog=$1
-a=dpvma$$
-b=dpvmb$$
 trap net_cleanup EXIT
-veth_pair "$a" "$b" || exit 1   # up, IPv6 off
-DPV_MW_IFACE_A=$a DPV_MW_IFACE_B=$b timeout 100 "$prog"
+veth_up dpvm   # $a, $b: up, IPv6 off
+DPV_MW_IFACE_A=$a DPV_MW_IFACE_B=$b timeout 100 "$1"

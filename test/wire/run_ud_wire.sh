@@ -8,8 +8,6 @@ set -u
 . "$(dirname "$0")/../lib/net.sh"
 prog=$1
 here=$(dirname "$0")
-a=dpua$$
-b=dpub$$
 dir=$(mktemp -d)
 cap=
 inj=
@@ -25,7 +23,7 @@ for t in dumpcap tshark; do
 	command -v $t >/dev/null || { echo "$t missing"; exit 77; }
 done
 /usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null || { echo "scapy missing"; exit 77; }
-veth_pair "$a" "$b" || exit 1   # up, IPv6 off
+veth_up dpu   # $a, $b: up, IPv6 off
 dumpcap -q -P -i "$b" -w "$dir/wire.pcap" 2>"$dir/dumpcap.log" &
 cap=$!
 wait_line "Capturing on" "$dir/dumpcap.log" 100

@@ -6,10 +6,8 @@
 set -u
 . "$(dirname "$0")/../lib/net.sh"
 prog=$1
-a=dpva$$
-b=dpvb$$
 trap net_cleanup EXIT
-veth_pair "$a" "$b" || exit 1   # up, IPv6 off
+veth_up dpv   # $a, $b: up, IPv6 off
 DPV_TEST_RX_DEVICE=dpv_net_af_packet1 \
 DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a --vdev=net_af_packet1,iface=$b $AF_PACKET_QUIET" \
 	"$prog"
