@@ -1,7 +1,7 @@
-# Shared by the dpv-testpmd tests: counting checks, running the CLI on a command file.
+# Shared by the dpv-testpmd tests: counting checks (test/lib/check.sh), running the CLI on a
+# command file.
 # Sourced with $tpmd (the program) and $dir (a scratch directory) set.
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 unset DPV_EAL_ARGS
 QUIET="--log-level=lib.eal:error --log-level=lib.telemetry:error --log-level=pmd.net.tap:error"
 
@@ -32,9 +32,4 @@ fields() {
 	# shellcheck disable=SC2086
 	tshark -r "$f" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \
 		-o udp.check_checksum:TRUE -T fields -E occurrence=f $args 2>/dev/null
-}
-
-finish() {
-	echo "$1: $pass checks passed, $fail failed"
-	[ $fail -eq 0 ]
 }

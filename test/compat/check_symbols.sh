@@ -5,8 +5,7 @@
 # symbol to dpverbs.
 set -u
 ours=$1; sys=${DPV_SYSTEM_LIBIBVERBS:-/usr/lib/x86_64-linux-gnu/libibverbs.so.1}
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 # "name version" for every defined function or object, "(V)" marking a non-default version
 syms() { objdump -T "$1" | awk '$0 ~ / D[FO] / && $0 !~ /\*UND\*|\*ABS\*/ {print $NF, $(NF-1)}' | sort; }
@@ -25,5 +24,4 @@ check "version nodes IBVERBS_1.0 … 1.14 and PRIVATE_34 ($nodes)" \
 	"[ \$(echo '$nodes' | wc -w) = 13 ] && echo '$nodes' | grep -q IBVERBS_PRIVATE_34"
 check "NEEDED has no libibverbs and no librte_" \
 	"! objdump -p '$ours' | grep NEEDED | grep -q -e libibverbs -e librte_"
-echo "symbols: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "symbols"

@@ -2,8 +2,8 @@
 # scratch directory $dir, one cleanup at exit, and the two-process tests' veth pair (pair_up)
 # and server/client launch (run_pair). Sourced with $run (dpv-run) set.
 set -u
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/net.sh"
+. "$(dirname "$0")/../lib/check.sh"
 QUIET='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
 if [ "$(nproc)" -ge 2 ]; then ccpu=1; else ccpu=0; fi   # a CPU for a client of its own
 dir=$(mktemp -d)
@@ -17,7 +17,7 @@ cleanup() {
 	eval "$exit_hooks"
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	wait 2>/dev/null
-	[ -n "$a" ] && ip link del "$a" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -32,12 +32,11 @@ require() {
 }
 
 # pair_up PREFIX [NET]: the veth pair PREFIXa<pid> ($a, the server's end) <-> PREFIXb<pid>
-# ($b, the client's), up with IPv6 off (test/veth_pair.sh); with NET (10.78.0), the
+# ($b, the client's), up with IPv6 off (veth_pair, test/lib/net.sh); with NET (10.78.0), the
 # configurations $dir/a.conf and $dir/b.conf give the ports NET.1 and NET.2. Sets $eal_a and
 # $eal_b, each side's net_af_packet port, for a script to add EAL options to.
 pair_up() {
-	a=$1a$$; b=$1b$$
-	"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || { echo "FAIL: veth pair (root?)"; exit 1; }
+	veth_up "$1"
 	if [ $# -ge 2 ]; then
 		printf 'port_addr = net_af_packet0 %s.1\n' "$2" > "$dir/a.conf"
 		printf 'port_addr = net_af_packet0 %s.2\n' "$2" > "$dir/b.conf"
@@ -98,6 +97,26 @@ run_pair() {
 	check "$_name: client exits 0 (rc $crc)" "[ $crc -eq 0 ]"
 	check "$_name: server exits 0 (rc $src)" "[ $src -eq 0 ]"
 	[ $crc -eq 0 ] && [ $src -eq 0 ] || { show "$_f"; shown="$shown $_f"; }
+}
+
+# pingpong_gids TOOL SIZE NET: ibv_rc_pingpong or ibv_ud_pingpong (TOOL) on the pair that
+# pair_up PREFIX NET made, -s SIZE -n 50 with -c on both sides, once with GID index 0 and
+# once with 1. Checked for each: both exit 0 (run_pair), the server's -c found no invalid
+# data, 50 iterations on both sides; then link-local GIDs (index 0) and NET.2/NET.1 (index 1)
+# on both sides.
+pingpong_gids() {
+	_port=$((20000 + $$ % 10000))
+	for g in 0 1; do
+		args="-d dpv_net_af_packet0 -g $g -s $2 -n 50 -p $((_port + g))"
+		run_pair "-g $g" "$1" $args -c -- "$1" $args -c 127.0.0.1
+		check "-g $g: the server's -c: no invalid data" "! grep -q 'invalid data' '$out.srv'"
+		check "-g $g: client: 50 iterations" "grep -q '^50 iters in' '$out.cli'"
+		check "-g $g: server: 50 iterations" "grep -q '^50 iters in' '$out.srv'"
+	done
+	check "-g 0: link-local GIDs on both sides" \
+		"grep -q 'local address:.*GID fe80::' '$dir/-g_0.cli' && grep -q 'remote address:.*GID fe80::' '$dir/-g_0.cli'"
+	check "-g 1: IPv4 GIDs on both sides" \
+		"grep -q 'local address:.*GID ::ffff:$3.2' '$dir/-g_1.cli' && grep -q 'remote address:.*GID ::ffff:$3.1' '$dir/-g_1.cli'"
 }
 
 show() {

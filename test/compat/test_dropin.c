@@ -10,12 +10,8 @@
 
 #include <infiniband/verbs.h>
 
-static int pass, fail;
-#define CHECK(cond, ...) do { \
-	if (cond) { pass++; } else { \
-		fail++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, " " __VA_ARGS__); fputc('\n', stderr); } \
-} while (0)
+#include "dpv_check.h"
+
 
 static void *lib;
 
@@ -127,6 +123,5 @@ int main(int argc, char **argv)
 	}
 	if (devs != NULL && free_list != NULL)
 		free_list(devs);
-	printf("dropin: %d checks passed, %d failed\n", pass, fail);
-	return fail != 0 || pass == 0;
+	return test_done("dropin");
 }

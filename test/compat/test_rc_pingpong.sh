@@ -13,16 +13,5 @@ run=$1
 . "$(dirname "$0")/lib.sh"
 require ibverbs-utils ibv_rc_pingpong
 pair_up dpvr 10.78.0
-port=$((20000 + $$ % 10000))
-for g in 0 1; do
-	args="-d dpv_net_af_packet0 -g $g -s 4096 -n 50 -p $((port + g))"
-	run_pair "-g $g" ibv_rc_pingpong $args -c -- ibv_rc_pingpong $args -c 127.0.0.1
-	check "-g $g: the server's -c: no invalid data" "! grep -q 'invalid data' '$out.srv'"
-	check "-g $g: client: 50 iterations" "grep -q '^50 iters in' '$out.cli'"
-	check "-g $g: server: 50 iterations" "grep -q '^50 iters in' '$out.srv'"
-done
-check "-g 0: link-local GIDs on both sides" \
-	"grep -q 'local address:.*GID fe80::' '$dir/-g_0.cli' && grep -q 'remote address:.*GID fe80::' '$dir/-g_0.cli'"
-check "-g 1: IPv4 GIDs on both sides" \
-	"grep -q 'local address:.*GID ::ffff:10.78.0.2' '$dir/-g_1.cli' && grep -q 'remote address:.*GID ::ffff:10.78.0.1' '$dir/-g_1.cli'"
+pingpong_gids ibv_rc_pingpong 4096 10.78.0
 finish rc_pingpong

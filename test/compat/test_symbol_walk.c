@@ -21,12 +21,8 @@
 #include <rdma/ib_user_sa.h>
 #include <rdma/ib_user_verbs.h>
 
-static int pass, fail;
-#define CHECK(cond, ...) do { \
-	if (cond) { pass++; } else { \
-		fail++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, " " __VA_ARGS__); fputc('\n', stderr); } \
-} while (0)
+#include "dpv_check.h"
+
 
 /* rdma-core's exports that no installed header declares (driver.h, marshall.h): only their
  * types are used here, through __typeof__, so nothing binds to them at link time. */
@@ -584,7 +580,7 @@ static void check_abi10(const char *name)
 	for (int i = 0; voids[i] != NULL; i++)
 		if (strcmp(name, voids[i]) == 0) {
 			((void (*)(void *, void *, void *))f)(NULL, NULL, NULL);
-			pass++;
+			t_pass++;
 			return;
 		}
 	for (int i = 0; ptrs[i] != NULL; i++)
@@ -829,6 +825,6 @@ int main(int argc, char **argv)
 	CHECK(FN(ibv_close_device, V11)(ctx) == 0, "tear-down");
 	FN(ibv_free_device_list, V11)(devs);
 	printf("symbol walk: %d symbol@version walked of %d in the map; %d checks passed, "
-	       "%d failed\n", walked, n, pass, fail);
-	return fail != 0 || pass == 0;
+	       "%d failed\n", walked, n, t_pass, t_fail);
+	return t_fail != 0 || t_pass == 0;
 }

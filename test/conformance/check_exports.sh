@@ -2,8 +2,8 @@
 # libdpverbs exports the verbs API and dpv_* only: no DPDK symbol leaks into applications,
 # and neither library variant links rdma-core's libibverbs or a shared librte_*.
 set -u
-so=$1; a=$2; fail=0; pass=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+so=$1; a=$2
+. "$(dirname "$0")/../lib/check.sh"
 leaks=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v -e '^ibv_' -e '^dpv_' -e '^_ibv_' | head -5)
 check "shared library exports only ibv_*/dpv_* (leaks: $leaks)" '[ -z "$leaks" ]'
 for sym in ibv_get_device_list ibv_open_device ibv_reg_mr ibv_reg_mr_iova2 ibv_create_qp \
@@ -17,5 +17,4 @@ check "no rte_ symbol exported" '! nm -D --defined-only "$so" | grep -q " rte_"'
 check "NEEDED has no libibverbs/librte" '! objdump -p "$so" | grep NEEDED | grep -q -e libibverbs -e librte_'
 sleaks=$(nm -g --defined-only "$a" | awk 'NF==3 && $2 ~ /[TDBRC]/ {print $3}' | grep -v -e '^ibv_' -e '^dpv_' -e '^_ibv_' | head -5)
 check "static library defines only ibv_*/dpv_* globals (leaks: $sleaks)" '[ -z "$sleaks" ]'
-echo "exports: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "exports"

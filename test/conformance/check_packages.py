@@ -56,7 +56,7 @@ WRAPPERS = {
 # name -> ('eval', N): argument N is shell code; ('cmd', N): argument N is a command (and,
 # for run_pair, the word after "--"); ('cmds', N): arguments N... are commands.
 HELPERS = {
-    'check': ('eval', 2),        # test/compat/lib.sh, test/cli/lib.sh: check WHAT CODE
+    'check': ('eval', 2),        # test/lib/check.sh: check WHAT CODE
     'at_exit': ('eval', 1),      # test/compat/lib.sh: CODE run at exit
     'require': ('cmds', 2),      # test/compat/lib.sh: require PACKAGE TOOL...
     'side': ('cmd', 4),          # test/compat/lib.sh: side CONF EAL N CMD...

@@ -243,7 +243,5 @@ int main(void)
 	check_bad_input(pd, mr, DPV_PROGRESS_DIRECT);
 	check_bad_input(pd, mr, DPV_PROGRESS_SERVICE);   /* the EAL has a worker lcore (-l 0,1) */
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("completions");
+	return test_finish(ctx, pd, "completions");
 }

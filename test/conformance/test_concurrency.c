@@ -127,7 +127,5 @@ int main(void)
 	CHECK_EQ(ibv_destroy_qp(qp_other), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("concurrency");
+	return test_finish(ctx, pd, "concurrency");
 }

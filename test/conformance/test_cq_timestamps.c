@@ -67,14 +67,7 @@ static int poll_ts(struct ibv_cq_ex *cq, struct comp *out, int max, bool wall)
 
 static void post_recvs(int n)
 {
-	for (int i = 0; i < n; i++) {
-		struct ibv_sge sge = { (uintptr_t)buf + 4096 + (size_t)i * RX_SLOT, RX_SLOT,
-				       mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
-		struct ibv_recv_wr *bad;
-
-		CHECK_EQ(ibv_post_recv(qp, &wr, &bad), 0);
-	}
+	test_post_recvs(qp, mr, buf + 4096, RX_SLOT, n);
 }
 
 static void post_sends(int n, uint64_t first_id)

@@ -344,7 +344,5 @@ int main(void)
 	CHECK_EQ(ibv_dereg_mr(big_mr), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_dereg_mr(rx_mr), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("fast_path");
+	return test_finish(ctx, pd, "fast_path");
 }

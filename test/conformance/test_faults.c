@@ -246,7 +246,5 @@ int main(void)
 	free(buf);
 	CHECK_EQ(ibv_destroy_cq(scq), 0);
 	CHECK_EQ(ibv_destroy_cq(rcq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("faults");
+	return test_finish(ctx, pd, "faults");
 }

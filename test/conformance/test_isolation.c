@@ -37,7 +37,5 @@ int main(void)
 	CHECK(mappings_matching("libdpverbs", first, sizeof(first)) > 0, "libdpverbs not mapped?");
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("isolation");
+	return test_finish(ctx, pd, "isolation");
 }

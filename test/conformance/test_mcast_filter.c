@@ -72,7 +72,5 @@ int main(void)
 	CHECK(!allmulti(iface), "no group: no all-multicast");
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("mcast_filter");
+	return test_finish(ctx, pd, "mcast_filter");
 }

@@ -72,7 +72,5 @@ int main(void)
 	a = ibv_reg_mr(pd, mem, pg, 0);
 	CHECK(a != NULL);
 	CHECK_EQ(ibv_dereg_mr(a), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("mr_ranges");
+	return test_finish(ctx, pd, "mr_ranges");
 }

@@ -12,7 +12,7 @@
  * nothing; a type 2 key works only through the QP that bound it; the same through the
  * ibv_qp_ex builders; on UC a window's WRITE and LOCAL_INV, SEND_WITH_INV EINVAL.
  * DPV_EAL_ARGS: --vdev=net_ring0. */
-#include "dpv_test_ud.h"
+#include "dpv_test_rc.h"
 
 #define SIDE (1 << 20)
 #define BUF_LEN (4 * SIDE)
@@ -30,11 +30,6 @@ static struct ibv_mr *mr_nolw;     /* [3M, 3M + 64K): MW_BIND | REMOTE_READ, no 
 static uint8_t *buf;
 static union ibv_gid gid4;
 
-struct pair {
-	struct ibv_qp *a, *b;              /* a owns the windows, b is its peer */
-	struct ibv_cq *cq_a, *cq_b;
-};
-
 static uint8_t *at(size_t off)
 {
 	return buf + off;
@@ -45,33 +40,14 @@ static uint64_t win_va(size_t off)
 	return (uintptr_t)at(WIN + off);
 }
 
+/* @qp to RTS, connected to @dqpn on the port's own GID (PSNs 7). */
 static int connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
-	bool rc = qp->qp_type == IBV_QPT_RC;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
-		.rq_psn = 7, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = gid4, .sgid_index = 1, .hop_limit = 64 } },
-	};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN |
-			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 7, .timeout = 14,
-				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4 };
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			      IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	return rc_connect(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+			  &(struct rc_conn){ .dgid = &gid4, .dqpn = dqpn, .rq_psn = 7, .sq_psn = 7,
+					     .rd_atomic = 4, .min_rnr_timer = 1, .timeout = 14,
+					     .retry_cnt = 7, .rnr_retry = 7 });
 }
 
 static enum ibv_qp_type qp_type = IBV_QPT_RC;     /* what pair_make makes */
@@ -93,10 +69,11 @@ static struct ibv_qp *qp_new(struct ibv_pd *p, struct ibv_cq *cq, bool ex)
 	return ibv_create_qp_ex(ctx, &a);
 }
 
-/* Two connected RC QPs; @pd_a: a's PD; @ex: a built for the ibv_qp_ex API. */
-static struct pair pair_make_in(struct ibv_pd *pd_a, bool ex)
+/* Two connected QPs (of qp_type): a owns the windows, b is its peer; @pd_a: a's PD; @ex: a
+ * built for the ibv_qp_ex API. */
+static struct rc_pair pair_make_in(struct ibv_pd *pd_a, bool ex)
 {
-	struct pair p;
+	struct rc_pair p;
 
 	p.cq_a = ibv_create_cq(ctx, 256, NULL, NULL, 0);
 	p.cq_b = ibv_create_cq(ctx, 256, NULL, NULL, 0);
@@ -110,40 +87,9 @@ static struct pair pair_make_in(struct ibv_pd *pd_a, bool ex)
 	return p;
 }
 
-static struct pair pair_make(void)
+static struct rc_pair pair_make(void)
 {
 	return pair_make_in(pd, false);
-}
-
-static void pair_free(struct pair *p)
-{
-	CHECK_EQ(ibv_destroy_qp(p->a), 0);
-	CHECK_EQ(ibv_destroy_qp(p->b), 0);
-	CHECK_EQ(ibv_destroy_cq(p->cq_a), 0);
-	CHECK_EQ(ibv_destroy_cq(p->cq_b), 0);
-}
-
-static struct ibv_wc wait_one(struct ibv_cq *cq, enum ibv_wc_status status, uint64_t wr_id,
-			      const char *what)
-{
-	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
-
-	if (test_poll(cq, &wc, 1) != 1) {
-		CHECK(0, "%s: no completion", what);
-		return wc;
-	}
-	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: status %s (want %s) wr_id %lu (%lu)",
-	      what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
-	      (unsigned long)wc.wr_id, (unsigned long)wr_id);
-	return wc;
-}
-
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr i;
-
-	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : (enum ibv_qp_state)-1;
 }
 
 /* A type 2 bind of @mw on @qp: [addr, addr + len) of @m with @access, key @rkey. */
@@ -208,11 +154,11 @@ static int post_recv(struct ibv_qp *qp, uint64_t id)
 }
 
 /* B's @op under @rkey on a fresh pair fails with REM_ACCESS_ERR (the QP then goes to ERR). */
-static void expect_denied(struct pair *p, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
+static void expect_denied(struct rc_pair *p, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
 			  uint32_t len, const char *what)
 {
 	CHECK_EQ(rdma(p->b, op, raddr, rkey, len, 99), 0);
-	wait_one(p->cq_b, IBV_WC_REM_ACCESS_ERR, 99, what);
+	rc_wait_one(p->cq_b, IBV_WC_REM_ACCESS_ERR, 99, what);
 }
 
 /* ---- checks ---- */
@@ -237,7 +183,7 @@ static void check_alloc(void)
  * binding's key differs in its low byte and the old one reaches nothing. */
 static void check_type2_range(void)
 {
-	struct pair p = pair_make();
+	struct rc_pair p = pair_make();
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	uint32_t k1 = ibv_inc_rkey(mw->rkey), k2;
 	struct ibv_wc wc;
@@ -245,30 +191,30 @@ static void check_type2_range(void)
 	pattern(at(WIN), 3 * WLEN, 3);
 	CHECK_EQ(bind2(p.a, mw, k1, mr, win_va(WLEN), WLEN,
 		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, 1), 0);
-	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "type 2 bind");
+	wc = rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "type 2 bind");
 	CHECK_EQ(wc.opcode, IBV_WC_BIND_MW);
 	CHECK_EQ(mw->rkey, k1);
 	/* READ the whole window, WRITE its last 100 bytes */
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(WLEN), k1, WLEN, 2), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ inside the window");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ inside the window");
 	CHECK(memcmp(at(SIDE + RX), at(WIN + WLEN), WLEN) == 0, "READ through the window: bytes");
 	pattern(at(SIDE + TX), 100, 77);
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, win_va(2 * WLEN - 100), k1, 100, 3), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 3, "WRITE inside the window");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 3, "WRITE inside the window");
 	CHECK(memcmp(at(WIN + 2 * WLEN - 100), at(SIDE + TX), 100) == 0, "WRITE: bytes");
 	/* LOCAL_INV: the key stops working */
 	CHECK_EQ(post_inv(p.a, IBV_WR_LOCAL_INV, k1, 4), 0);
-	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "LOCAL_INV");
+	wc = rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "LOCAL_INV");
 	CHECK_EQ(wc.opcode, IBV_WC_LOCAL_INV);
 	/* bound again with the next tag: the new key works, the old reaches nothing */
 	k2 = ibv_inc_rkey(mw->rkey);
 	CHECK(k2 != k1 && (k2 ^ k1) <= 0xff, "new key %#x, old %#x", k2, k1);
 	CHECK_EQ(bind2(p.a, mw, k2, mr, win_va(0), WLEN, IBV_ACCESS_REMOTE_READ, 5), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 5, "bind again");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 5, "bind again");
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(0), k2, 64, 6), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 6, "READ with the new key");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 6, "READ with the new key");
 	expect_denied(&p, IBV_WR_RDMA_READ, win_va(0), k1, 64, "the old key after rebinding");
-	pair_free(&p);
+	rc_pair_free(&p);
 
 	/* denied: a byte beyond, a byte before, a flag it lacks, the MR's other bytes */
 	struct { uint64_t off; uint32_t len; enum ibv_wr_opcode op; const char *what; } no[] = {
@@ -286,9 +232,9 @@ static void check_type2_range(void)
 		CHECK_EQ(bind2(p.a, mw, k, mr, win_va(WLEN), WLEN,
 			       i == 2 ? IBV_ACCESS_REMOTE_READ :
 			       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, 11), 0);
-		wait_one(p.cq_a, IBV_WC_SUCCESS, 11, no[i].what);
+		rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 11, no[i].what);
 		expect_denied(&p, no[i].op, win_va(no[i].off), k, no[i].len, no[i].what);
-		pair_free(&p);       /* destroying a's QP invalidates its type 2 window */
+		rc_pair_free(&p);       /* destroying a's QP invalidates its type 2 window */
 	}
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
@@ -298,26 +244,26 @@ static void check_type2_range(void)
  * written; a type 1 window of LOCAL_WRITE | REMOTE_WRITE is written. */
 static void check_local_write_ignored(void)
 {
-	struct pair p = pair_make();
+	struct rc_pair p = pair_make();
 	struct ibv_mw *m2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2), *m1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	uint32_t k = ibv_inc_rkey(m2->rkey);
 
 	pattern(at(WIN), WLEN, 21);
 	CHECK_EQ(bind2(p.a, m2, k, mr, win_va(0), WLEN,
 		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "type 2 bind with LOCAL_WRITE");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "type 2 bind with LOCAL_WRITE");
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(0), k, WLEN, 2), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ through a LOCAL_WRITE | REMOTE_READ window");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ through a LOCAL_WRITE | REMOTE_READ window");
 	CHECK(memcmp(at(SIDE + RX), at(WIN), WLEN) == 0, "READ through it: bytes");
 	CHECK_EQ(bind1(p.a, m1, win_va(WLEN), 256,
 		       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 3), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "type 1 bind with LOCAL_WRITE");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "type 1 bind with LOCAL_WRITE");
 	pattern(at(SIDE + TX), 256, 22);
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, win_va(WLEN), m1->rkey, 256, 4), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 4, "WRITE through a LOCAL_WRITE | REMOTE_WRITE window");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 4, "WRITE through a LOCAL_WRITE | REMOTE_WRITE window");
 	CHECK(memcmp(at(WIN + WLEN), at(SIDE + TX), 256) == 0, "WRITE through it: bytes");
 	expect_denied(&p, IBV_WR_RDMA_WRITE, win_va(0), k, 8, "WRITE: LOCAL_WRITE grants nothing");
-	pair_free(&p);
+	rc_pair_free(&p);
 	CHECK_EQ(ibv_dealloc_mw(m1), 0);
 	CHECK_EQ(ibv_dealloc_mw(m2), 0);
 }
@@ -354,28 +300,28 @@ static void check_bind_errors(void)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct pair p = pair_make_in(bad[i].other_pd_qp ? pd2 : pd, false);
+		struct rc_pair p = pair_make_in(bad[i].other_pd_qp ? pd2 : pd, false);
 		uint32_t key = bad[i].mw->rkey;
 
 		key = bad[i].key_delta == 1 ? ibv_inc_rkey(key) : key + (uint32_t)bad[i].key_delta;
 		CHECK_EQ(bind2(p.a, bad[i].mw, key, bad[i].mr, bad[i].addr, bad[i].len,
 			       bad[i].access, 1), 0);
 		CHECK_EQ(post_inv(p.a, IBV_WR_SEND_WITH_INV, 0, 2), 0);
-		wait_one(p.cq_a, IBV_WC_MW_BIND_ERR, 1, bad[i].what);
-		wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, bad[i].what);
-		CHECK(qp_state(p.a) == IBV_QPS_ERR, "%s: QP not in ERR", bad[i].what);
-		pair_free(&p);
+		rc_wait_one(p.cq_a, IBV_WC_MW_BIND_ERR, 1, bad[i].what);
+		rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, bad[i].what);
+		CHECK(rc_qp_state(p.a) == IBV_QPS_ERR, "%s: QP not in ERR", bad[i].what);
+		rc_pair_free(&p);
 	}
 	/* a type 2 window already bound */
-	struct pair p = pair_make();
+	struct rc_pair p = pair_make();
 
 	CHECK_EQ(bind2(p.a, mw, ibv_inc_rkey(mw->rkey), mr, (uintptr_t)buf, 64,
 		       IBV_ACCESS_REMOTE_READ, 1), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "bind");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "bind");
 	CHECK_EQ(bind2(p.a, mw, ibv_inc_rkey(mw->rkey), mr, (uintptr_t)buf, 64,
 		       IBV_ACCESS_REMOTE_READ, 2), 0);
-	wait_one(p.cq_a, IBV_WC_MW_BIND_ERR, 2, "type 2 window already bound");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_MW_BIND_ERR, 2, "type 2 window already bound");
+	rc_pair_free(&p);
 	/* UD QPs take no bind */
 	{
 		struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
@@ -400,7 +346,7 @@ static void check_bind_errors(void)
  * invalidated (LOCAL_INV: LOC_QP_OP_ERR); dereg_mr EBUSY while bound. */
 static void check_type1(void)
 {
-	struct pair p = pair_make();
+	struct rc_pair p = pair_make();
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	uint8_t *mbuf = at(3 * SIDE + SIDE / 2);
 	struct ibv_mr *m = ibv_reg_mr(pd, mbuf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
@@ -411,13 +357,13 @@ static void check_type1(void)
 
 	CHECK(m != NULL);
 	CHECK_EQ(ibv_bind_mw(p.a, mw, &b), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "ibv_bind_mw");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "ibv_bind_mw");
 	k1 = mw->rkey;
 	CHECK(k1 != k0 && (k1 ^ k0) <= 0xff, "type 1 key %#x after %#x", k1, k0);
 	CHECK_EQ(ibv_dereg_mr(m), EBUSY);
 	pattern(at(SIDE + TX), 4096, 5);
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, (uintptr_t)mbuf, k1, 4096, 2), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "WRITE through a type 1 window");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "WRITE through a type 1 window");
 	CHECK(memcmp(mbuf, at(SIDE + TX), 4096) == 0, "type 1 WRITE: bytes");
 	/* bound again somewhere else: new key, old dead (below) */
 	b.wr_id = 3;
@@ -425,29 +371,29 @@ static void check_type1(void)
 	b.bind_info.addr = win_va(0);
 	b.bind_info.length = 64;
 	CHECK_EQ(ibv_bind_mw(p.a, mw, &b), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "ibv_bind_mw again");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "ibv_bind_mw again");
 	k2 = mw->rkey;
 	CHECK(k2 != k1 && (k2 ^ k1) <= 0xff, "rebinding: key %#x after %#x", k2, k1);
 	CHECK_EQ(ibv_dereg_mr(m), 0);                    /* no window on it any more */
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, win_va(0), k2, 64, 4), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 4, "WRITE through the new binding");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 4, "WRITE through the new binding");
 	/* a type 2 WR cannot invalidate it; the QP goes to ERR */
 	CHECK_EQ(post_inv(p.a, IBV_WR_LOCAL_INV, k2, 5), 0);
-	wait_one(p.cq_a, IBV_WC_LOC_QP_OP_ERR, 5, "LOCAL_INV of a type 1 window");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_LOC_QP_OP_ERR, 5, "LOCAL_INV of a type 1 window");
+	rc_pair_free(&p);
 	p = pair_make();
 	expect_denied(&p, IBV_WR_RDMA_WRITE, win_va(0), k1, 8, "old type 1 key");
-	pair_free(&p);
+	rc_pair_free(&p);
 	/* zero bytes: the key changes, nothing is reachable */
 	p = pair_make();
 	CHECK_EQ(bind1(p.a, mw, 0, 0, 0, 6), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 6, "zero-length type 1 bind");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 6, "zero-length type 1 bind");
 	CHECK(mw->rkey != k2, "zero-length bind: key changed");
 	expect_denied(&p, IBV_WR_RDMA_WRITE, win_va(0), k2, 8, "key before a zero-length bind");
-	pair_free(&p);
+	rc_pair_free(&p);
 	p = pair_make();
 	expect_denied(&p, IBV_WR_RDMA_WRITE, win_va(0), mw->rkey, 8, "zero-length window's key");
-	pair_free(&p);
+	rc_pair_free(&p);
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
@@ -455,31 +401,31 @@ static void check_type1(void)
  * peer may not invalidate: REM_INV_REQ_ERR on both sides. */
 static void check_send_inv(void)
 {
-	struct pair p = pair_make();
+	struct rc_pair p = pair_make();
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2), *m1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	uint32_t k = ibv_inc_rkey(mw->rkey);
 	struct ibv_wc wc;
 
 	CHECK_EQ(bind2(p.a, mw, k, mr, win_va(0), WLEN, IBV_ACCESS_REMOTE_READ, 1), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "bind");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "bind");
 	CHECK_EQ(ibv_dereg_mr(mr), EBUSY);
 	CHECK_EQ(post_recv(p.a, 2), 0);
 	CHECK_EQ(post_inv(p.b, IBV_WR_SEND_WITH_INV, k, 3), 0);
-	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 3, "SEND_WITH_INV");
+	wc = rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 3, "SEND_WITH_INV");
 	CHECK_EQ(wc.opcode, IBV_WC_SEND);
-	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "SEND_WITH_INV received");
+	wc = rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "SEND_WITH_INV received");
 	CHECK(wc.opcode == IBV_WC_RECV && (wc.wc_flags & IBV_WC_WITH_INV) &&
 	      !(wc.wc_flags & IBV_WC_WITH_IMM) && wc.invalidated_rkey == k && wc.byte_len == 16,
 	      "receive: flags %#x key %#x (want %#x) len %u", wc.wc_flags, wc.invalidated_rkey, k,
 	      wc.byte_len);
 	expect_denied(&p, IBV_WR_RDMA_READ, win_va(0), k, 8, "a key invalidated remotely");
-	pair_free(&p);
+	rc_pair_free(&p);
 
 	/* what a peer may not invalidate: an MR's key, a bound type 1 window, an old key */
 	p = pair_make();
 	CHECK_EQ(bind1(p.a, m1, win_va(0), 64, IBV_ACCESS_REMOTE_READ, 9), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 9, "type 1 bind");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 9, "type 1 bind");
+	rc_pair_free(&p);
 	uint32_t keys[] = { mr->rkey, m1->rkey, k };
 	const char *what[] = { "an MR's key", "a type 1 window", "an invalidated key" };
 
@@ -487,13 +433,13 @@ static void check_send_inv(void)
 		p = pair_make();
 		CHECK_EQ(post_recv(p.a, 1), 0);
 		CHECK_EQ(post_inv(p.b, IBV_WR_SEND_WITH_INV, keys[i], 2), 0);
-		wait_one(p.cq_b, IBV_WC_REM_INV_REQ_ERR, 2, what[i]);
-		wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 1, what[i]);
-		pair_free(&p);
+		rc_wait_one(p.cq_b, IBV_WC_REM_INV_REQ_ERR, 2, what[i]);
+		rc_wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 1, what[i]);
+		rc_pair_free(&p);
 		p = pair_make();
 		CHECK_EQ(post_inv(p.a, IBV_WR_LOCAL_INV, keys[i], 3), 0);
-		wait_one(p.cq_a, IBV_WC_LOC_QP_OP_ERR, 3, what[i]);
-		pair_free(&p);
+		rc_wait_one(p.cq_a, IBV_WC_LOC_QP_OP_ERR, 3, what[i]);
+		rc_pair_free(&p);
 	}
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 	CHECK_EQ(ibv_dealloc_mw(m1), 0);
@@ -502,25 +448,25 @@ static void check_send_inv(void)
 /* A type 2 window is usable only by the peer of the QP that bound it. */
 static void check_type2_qp(void)
 {
-	struct pair p = pair_make(), q = pair_make();
+	struct rc_pair p = pair_make(), q = pair_make();
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	uint32_t k = ibv_inc_rkey(mw->rkey);
 
 	CHECK_EQ(bind2(p.a, mw, k, mr, win_va(0), 64, IBV_ACCESS_REMOTE_READ, 1), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "bind");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "bind");
 	expect_denied(&q, IBV_WR_RDMA_READ, win_va(0), k, 8, "type 2 key through another QP");
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(0), k, 64, 2), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "type 2 key through its QP");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "type 2 key through its QP");
 	/* a SEND_WITH_INV through the other QP may not invalidate it */
-	pair_free(&q);
+	rc_pair_free(&q);
 	q = pair_make();
 	CHECK_EQ(post_recv(q.a, 3), 0);
 	CHECK_EQ(post_inv(q.b, IBV_WR_SEND_WITH_INV, k, 4), 0);
-	wait_one(q.cq_b, IBV_WC_REM_INV_REQ_ERR, 4, "SEND_WITH_INV on another QP");
+	rc_wait_one(q.cq_b, IBV_WC_REM_INV_REQ_ERR, 4, "SEND_WITH_INV on another QP");
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(0), k, 64, 5), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 5, "still valid");
-	pair_free(&q);
-	pair_free(&p);                       /* invalidates it: the MR may go */
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 5, "still valid");
+	rc_pair_free(&q);
+	rc_pair_free(&p);                       /* invalidates it: the MR may go */
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
@@ -528,7 +474,7 @@ static void check_type2_qp(void)
  * opcode: EINVAL. */
 static void check_uc(void)
 {
-	struct pair p;
+	struct rc_pair p;
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	uint32_t k = ibv_inc_rkey(mw->rkey);
 	struct ibv_sge sge = { (uintptr_t)at(SIDE + TX), 16, mr->lkey };
@@ -541,25 +487,25 @@ static void check_uc(void)
 	p = pair_make();
 	qp_type = IBV_QPT_RC;
 	CHECK_EQ(bind2(p.a, mw, k, mr, win_va(0), 256, IBV_ACCESS_REMOTE_WRITE, 1), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "UC: bind");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "UC: bind");
 	memset(at(WIN), 0, 256);
 	pattern(at(SIDE + TX), 256, 21);
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_WRITE, win_va(0), k, 256, 2), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "UC: WRITE through the window");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "UC: WRITE through the window");
 	for (t0 = test_now(); memcmp(at(WIN), at(SIDE + TX), 256) != 0 && test_now() - t0 < 5;)
 		ibv_poll_cq(p.cq_a, 1, &wc);             /* drives a's QP */
 	CHECK(memcmp(at(WIN), at(SIDE + TX), 256) == 0, "UC: WRITE through the window: bytes");
 	CHECK(ibv_post_send(p.b, &wr, &bad) == EINVAL && bad == &wr, "UC: SEND_WITH_INV");
 	CHECK_EQ(post_inv(p.a, IBV_WR_LOCAL_INV, k, 3), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "UC: LOCAL_INV");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "UC: LOCAL_INV");
+	rc_pair_free(&p);
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
 /* The same through ibv_wr_bind_mw, ibv_wr_local_inv and ibv_wr_send_inv. */
 static void check_qp_ex(void)
 {
-	struct pair p = pair_make_in(pd, true);
+	struct rc_pair p = pair_make_in(pd, true);
 	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(p.a);
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct ibv_mw_bind_info bi = { .mr = mr, .addr = win_va(0), .length = 256,
@@ -573,55 +519,50 @@ static void check_qp_ex(void)
 	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_bind_mw(x, mw, k1, &bi);
 	CHECK_EQ(ibv_wr_complete(x), 0);
-	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "ibv_wr_bind_mw");
+	wc = rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "ibv_wr_bind_mw");
 	CHECK_EQ(wc.opcode, IBV_WC_BIND_MW);
 	CHECK_EQ(rdma(p.b, IBV_WR_RDMA_READ, win_va(0), k1, 256, 2), 0);
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ after ibv_wr_bind_mw");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "READ after ibv_wr_bind_mw");
 	ibv_wr_start(x);
 	x->wr_id = 3;
 	ibv_wr_local_inv(x, k1);
 	x->wr_id = 4;
 	ibv_wr_bind_mw(x, mw, k2, &bi);
 	CHECK_EQ(ibv_wr_complete(x), 0);
-	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "ibv_wr_local_inv");
+	wc = rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "ibv_wr_local_inv");
 	CHECK_EQ(wc.opcode, IBV_WC_LOCAL_INV);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "ibv_wr_bind_mw again");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "ibv_wr_bind_mw again");
 	/* ibv_wr_send_inv from a invalidates a window b bound */
 	{
 		struct ibv_mw *mb = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 		uint32_t kb = ibv_inc_rkey(mb->rkey);
 
 		CHECK_EQ(bind2(p.b, mb, kb, mr, win_va(WLEN), 64, IBV_ACCESS_REMOTE_READ, 5), 0);
-		wait_one(p.cq_b, IBV_WC_SUCCESS, 5, "bind on b");
+		rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 5, "bind on b");
 		CHECK_EQ(post_recv(p.b, 6), 0);
 		ibv_wr_start(x);
 		x->wr_id = 7;
 		ibv_wr_send_inv(x, kb);
 		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)at(TX), 32);
 		CHECK_EQ(ibv_wr_complete(x), 0);
-		wait_one(p.cq_a, IBV_WC_SUCCESS, 7, "ibv_wr_send_inv");
-		wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 6, "ibv_wr_send_inv received");
+		rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 7, "ibv_wr_send_inv");
+		wc = rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 6, "ibv_wr_send_inv received");
 		CHECK((wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == kb,
 		      "ibv_wr_send_inv: flags %#x key %#x", wc.wc_flags, wc.invalidated_rkey);
 		CHECK_EQ(rdma(p.a, IBV_WR_RDMA_READ, win_va(WLEN), kb, 8, 8), 0);
-		wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 8, "after ibv_wr_send_inv");
+		rc_wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 8, "after ibv_wr_send_inv");
 		CHECK_EQ(ibv_dealloc_mw(mb), 0);
 	}
-	pair_free(&p);
+	rc_pair_free(&p);
 	p = pair_make();
 	expect_denied(&p, IBV_WR_RDMA_READ, win_va(0), k1, 8, "key after ibv_wr_local_inv");
-	pair_free(&p);
+	rc_pair_free(&p);
 	CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
 int main(void)
 {
-	ctx = test_open(NULL);
-	if (dpv_port_add_addr(ctx, "10.1.0.1") != 0) {
-		fprintf(stderr, "dpv_port_add_addr failed\n");
-		return 1;
-	}
-	gid_v4(&gid4, "10.1.0.1");
+	ctx = rc_port_open("10.1.0.1", &gid4);
 	pd = ibv_alloc_pd(ctx);
 	pd2 = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, BUF_LEN);
@@ -646,15 +587,15 @@ int main(void)
 	check_uc();
 	/* left to ibv_close_device: a pair, windows bound on mr (type 1 outlives its QP), mr */
 	{
-		struct pair p = pair_make();
+		struct rc_pair p = pair_make();
 		struct ibv_mw *m1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 		struct ibv_mw *m2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 
 		CHECK_EQ(bind1(p.a, m1, win_va(0), 64, IBV_ACCESS_REMOTE_READ, 1), 0);
 		CHECK_EQ(bind2(p.a, m2, ibv_inc_rkey(m2->rkey), mr, win_va(0), 64,
 			       IBV_ACCESS_REMOTE_READ, 2), 0);
-		wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "leftover type 1");
-		wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "leftover type 2");
+		rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "leftover type 1");
+		rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "leftover type 2");
 		CHECK_EQ(ibv_dereg_mr(mr), EBUSY);
 	}
 	CHECK_EQ(ibv_dereg_mr(mr_nobind), 0);

@@ -39,14 +39,7 @@ static struct ibv_qp *rqp;
 
 static void post_recvs(int n)
 {
-	for (int i = 0; i < n; i++) {
-		struct ibv_sge sge = { (uintptr_t)buf + 4096 + (size_t)i * RX_SLOT, RX_SLOT,
-				       mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
-		struct ibv_recv_wr *bad;
-
-		CHECK_EQ(ibv_post_recv(rqp, &wr, &bad), 0);
-	}
+	test_post_recvs(rqp, mr, buf + 4096, RX_SLOT, n);
 }
 
 /* A RAW_PACKET QP sending on @cq (a timestamping cq_ex), in RTS, direct or service mode. */

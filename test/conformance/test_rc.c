@@ -14,7 +14,7 @@
  * IBV_EVENT_SQ_DRAINED, RTS sends the rest). DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <fcntl.h>
 
-#include "dpv_test_ud.h"
+#include "dpv_test_rc.h"
 
 #define DIM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -42,11 +42,6 @@ static struct ibv_mr *mr, *mr_ro;     /* everything allowed; remote read only (f
 static uint8_t *buf;
 static union ibv_gid gid4;
 
-struct pair {
-	struct ibv_qp *a, *b;
-	struct ibv_cq *cq_a, *cq_b;       /* each QP's send and receive CQ */
-};
-
 static uint8_t *side(int s, size_t off)
 {
 	return buf + (size_t)s * SIDE + off;
@@ -67,29 +62,14 @@ static struct ibv_qp *qp_make(enum ibv_qp_type type, struct ibv_cq *cq, uint32_t
 
 static int to_init(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			     IBV_QP_ACCESS_FLAGS);
+	return rc_to_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 static int to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint32_t rq_psn, const union ibv_gid *dgid)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
-		.rq_psn = rq_psn, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = *dgid, .sgid_index = 1, .hop_limit = 64 } },
-	};
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-
-	if (qp->qp_type == IBV_QPT_RC)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	return ibv_modify_qp(qp, &a, mask);
+	return rc_to_rtr(qp, &(struct rc_conn){ .dgid = dgid, .dqpn = dqpn, .rq_psn = rq_psn,
+						.rd_atomic = 4, .min_rnr_timer = 1 });
 }
 
 static uint8_t rnr_retry = 7;        /* what to_rts gives */
@@ -97,22 +77,15 @@ static uint32_t sq_psn_a = 100;      /* A's first PSN (B's expected one): what p
 
 static int to_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout, uint8_t retry)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .sq_psn = sq_psn, .timeout = timeout,
-		.retry_cnt = retry, .rnr_retry = rnr_retry, .max_rd_atomic = 4,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-
-	if (qp->qp_type == IBV_QPT_RC)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask);
+	return rc_to_rts(qp, &(struct rc_conn){ .sq_psn = sq_psn, .timeout = timeout,
+						.retry_cnt = retry, .rnr_retry = rnr_retry,
+						.rd_atomic = 4 });
 }
 
 /* Two connected QPs of @type; B's PSNs near the wrap, A's from sq_psn_a. */
-static struct pair pair_make(enum ibv_qp_type type, uint8_t timeout, uint8_t retry)
+static struct rc_pair pair_make(enum ibv_qp_type type, uint8_t timeout, uint8_t retry)
 {
-	struct pair p;
+	struct rc_pair p;
 
 	p.cq_a = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
 	p.cq_b = ibv_create_cq(ctx, 4096, NULL, NULL, 0);
@@ -127,16 +100,6 @@ static struct pair pair_make(enum ibv_qp_type type, uint8_t timeout, uint8_t ret
 		exit(1);
 	}
 	return p;
-}
-
-static void pair_free(struct pair *p)
-{
-	if (p->a != NULL)
-		CHECK_EQ(ibv_destroy_qp(p->a), 0);
-	if (p->b != NULL)
-		CHECK_EQ(ibv_destroy_qp(p->b), 0);
-	CHECK_EQ(ibv_destroy_cq(p->cq_a), 0);
-	CHECK_EQ(ibv_destroy_cq(p->cq_b), 0);
 }
 
 static int post_recv(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint64_t wr_id)
@@ -178,30 +141,6 @@ static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, ui
 	}, *bad;
 
 	return ibv_post_send(qp, &wr, &bad);
-}
-
-/* One completion on @cq within 5 s, with @status and @wr_id. */
-static struct ibv_wc wait_one(struct ibv_cq *cq, enum ibv_wc_status status, uint64_t wr_id,
-			      const char *what)
-{
-	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
-
-	if (test_poll(cq, &wc, 1) != 1) {
-		CHECK(0, "%s: no completion", what);
-		return wc;
-	}
-	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: status %s (want %s) wr_id %lu (%lu)",
-	      what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
-	      (unsigned long)wc.wr_id, (unsigned long)wr_id);
-	return wc;
-}
-
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr i;
-
-	return ibv_query_qp(qp, &a, IBV_QP_STATE, &i) == 0 ? a.qp_state : (enum ibv_qp_state)-1;
 }
 
 /* The bytes of message @msg: every 8-byte word a mix of the message and the word's offset,
@@ -253,7 +192,7 @@ static void check_states(void)
 	/* nobody answers ARP for 10.1.0.99 */
 	gid_v4(&far, "10.1.0.99");
 	CHECK_EQ(to_rtr(qp, 77, 5, &far), EHOSTUNREACH);
-	CHECK_EQ(qp_state(qp), IBV_QPS_INIT);
+	CHECK_EQ(rc_qp_state(qp), IBV_QPS_INIT);
 	a.ah_attr.is_global = 0;                  /* RoCE needs a GRH */
 	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -302,7 +241,7 @@ static void check_states(void)
 /* ---- every opcode ---- */
 
 /* A SEND or SEND_WITH_IMM of @len bytes from A to B. */
-static void check_send(struct pair *p, uint32_t len, bool imm, uint64_t id)
+static void check_send(struct rc_pair *p, uint32_t len, bool imm, uint64_t id)
 {
 	struct ibv_wc wc;
 	memset(side(1, RX), GUARD, len + 64);
@@ -310,9 +249,9 @@ static void check_send(struct pair *p, uint32_t len, bool imm, uint64_t id)
 	CHECK_EQ(post_recv(p->b, side(1, RX), len + 64, id), 0);
 	CHECK_EQ(post(p->a, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, side(0, TX), len, 0, 0, id,
 		      IBV_SEND_SIGNALED), 0);
-	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, id, "send");
+	wc = rc_wait_one(p->cq_a, IBV_WC_SUCCESS, id, "send");
 	CHECK_EQ(wc.opcode, IBV_WC_SEND);
-	wc = wait_one(p->cq_b, IBV_WC_SUCCESS, id, "recv");
+	wc = rc_wait_one(p->cq_b, IBV_WC_SUCCESS, id, "recv");
 	CHECK_EQ(wc.opcode, IBV_WC_RECV);
 	CHECK_EQ(wc.byte_len, len);
 	CHECK_EQ(wc.qp_num, p->b->qp_num);
@@ -324,7 +263,7 @@ static void check_send(struct pair *p, uint32_t len, bool imm, uint64_t id)
 	check_guard(side(1, RX), len, len + 64, "send");
 }
 
-static void check_write(struct pair *p, uint32_t len, bool imm, uint64_t id)
+static void check_write(struct rc_pair *p, uint32_t len, bool imm, uint64_t id)
 {
 	struct ibv_wc wc;
 
@@ -334,10 +273,10 @@ static void check_write(struct pair *p, uint32_t len, bool imm, uint64_t id)
 		CHECK_EQ(post_recv(p->b, side(1, RX), 0, id), 0);
 	CHECK_EQ(post(p->a, imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, side(0, TX),
 		      len, (uintptr_t)side(1, REMOTE), mr->rkey, id, IBV_SEND_SIGNALED), 0);
-	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, id, "write");
+	wc = rc_wait_one(p->cq_a, IBV_WC_SUCCESS, id, "write");
 	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
 	if (imm) {
-		wc = wait_one(p->cq_b, IBV_WC_SUCCESS, id, "write imm recv");
+		wc = rc_wait_one(p->cq_b, IBV_WC_SUCCESS, id, "write imm recv");
 		CHECK_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
 		CHECK_EQ(wc.byte_len, len);
 		CHECK_EQ(wc.wc_flags, IBV_WC_WITH_IMM);
@@ -353,7 +292,7 @@ static void check_write(struct pair *p, uint32_t len, bool imm, uint64_t id)
 	check_guard(side(1, REMOTE), len, len + 64, "write");
 }
 
-static void check_read(struct pair *p, uint32_t len, uint64_t id)
+static void check_read(struct rc_pair *p, uint32_t len, uint64_t id)
 {
 	struct ibv_wc wc;
 
@@ -361,14 +300,14 @@ static void check_read(struct pair *p, uint32_t len, uint64_t id)
 	memset(side(0, RX), GUARD, len + 64);
 	CHECK_EQ(post(p->a, IBV_WR_RDMA_READ, side(0, RX), len, (uintptr_t)side(1, REMOTE),
 		      mr->rkey, id, IBV_SEND_SIGNALED), 0);
-	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, id, "read");
+	wc = rc_wait_one(p->cq_a, IBV_WC_SUCCESS, id, "read");
 	CHECK_EQ(wc.opcode, IBV_WC_RDMA_READ);
 	CHECK_EQ(wc.byte_len, len);
 	CHECK(memcmp(side(0, RX), side(1, REMOTE), len) == 0, "read %u: bytes differ", len);
 	check_guard(side(0, RX), len, len + 64, "read");
 }
 
-static void check_atomics(struct pair *p)
+static void check_atomics(struct rc_pair *p)
 {
 	uint64_t *word = (uint64_t *)side(1, ATOM), *res = (uint64_t *)side(0, ATOM);
 	struct ibv_wc wc;
@@ -376,19 +315,19 @@ static void check_atomics(struct pair *p)
 	*word = 1000;
 	CHECK_EQ(post_atomic(p->a, IBV_WR_ATOMIC_FETCH_AND_ADD, (uint8_t *)res,
 			     (uintptr_t)word, 23, 0, 50), 0);
-	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, 50, "fetch_add");
+	wc = rc_wait_one(p->cq_a, IBV_WC_SUCCESS, 50, "fetch_add");
 	CHECK_EQ(wc.opcode, IBV_WC_FETCH_ADD);
 	CHECK_EQ(*res, 1000);
 	CHECK_EQ(*word, 1023);
 	CHECK_EQ(post_atomic(p->a, IBV_WR_ATOMIC_CMP_AND_SWP, (uint8_t *)res,
 			     (uintptr_t)word, 1023, 7, 51), 0);
-	wc = wait_one(p->cq_a, IBV_WC_SUCCESS, 51, "cmp_swp");
+	wc = rc_wait_one(p->cq_a, IBV_WC_SUCCESS, 51, "cmp_swp");
 	CHECK_EQ(wc.opcode, IBV_WC_COMP_SWAP);
 	CHECK_EQ(*res, 1023);
 	CHECK_EQ(*word, 7);
 	CHECK_EQ(post_atomic(p->a, IBV_WR_ATOMIC_CMP_AND_SWP, (uint8_t *)res,
 			     (uintptr_t)word, 1023, 9, 52), 0);     /* no match: unchanged */
-	wait_one(p->cq_a, IBV_WC_SUCCESS, 52, "cmp_swp miss");
+	rc_wait_one(p->cq_a, IBV_WC_SUCCESS, 52, "cmp_swp miss");
 	CHECK_EQ(*res, 7);
 	CHECK_EQ(*word, 7);
 }
@@ -396,7 +335,7 @@ static void check_atomics(struct pair *p)
 static void check_opcodes(void)
 {
 	static const uint32_t lens[] = { 0, 1, 63, MTU_BYTES, MTU_BYTES + 1, 3 * MTU_BYTES + 100 };
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 	uint64_t id = 1;
 
 	for (size_t i = 0; i < DIM(lens); i++) {
@@ -409,11 +348,11 @@ static void check_opcodes(void)
 	check_atomics(&p);
 	/* the other way too */
 	{
-		struct pair r = { p.b, p.a, p.cq_b, p.cq_a };
+		struct rc_pair r = { p.b, p.a, p.cq_b, p.cq_a };
 
 		check_send(&r, 2000, true, id++);
 	}
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 /* The limits ibv_query_device and ibv_query_port report, at work: a READ scattering into
@@ -427,7 +366,7 @@ static void check_limits(void)
 	struct ibv_sge sge[30];
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = sge, .opcode = IBV_WR_RDMA_READ,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct pair p;
+	struct rc_pair p;
 	struct ibv_wc wc;
 	uint32_t off = 0, len;
 
@@ -451,7 +390,7 @@ static void check_limits(void)
 	wr.wr.rdma.remote_addr = (uintptr_t)side(1, REMOTE);
 	wr.wr.rdma.rkey = mr->rkey;
 	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
-	wc = wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "READ into max_sge_rd SGEs");
+	wc = rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "READ into max_sge_rd SGEs");
 	len = 0;
 	for (int i = 0; i < da.max_sge_rd; i++) {
 		uint8_t *at = (uint8_t *)(uintptr_t)sge[i].addr;
@@ -481,13 +420,13 @@ static void check_limits(void)
 	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), EINVAL);
 	wr.num_sge = 1;                                  /* the peer's MR is smaller: NAK */
 	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
-	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "a max_msg_sz READ beyond the peer's MR");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "a max_msg_sz READ beyond the peer's MR");
+	rc_pair_free(&p);
 }
 
 static void check_uc(void)
 {
-	struct pair p = pair_make(IBV_QPT_UC, 0, 0);
+	struct rc_pair p = pair_make(IBV_QPT_UC, 0, 0);
 	uint64_t id = 100;
 
 	check_send(&p, 0, false, id++);
@@ -501,13 +440,13 @@ static void check_uc(void)
 	CHECK_EQ(post_atomic(p.a, IBV_WR_ATOMIC_CMP_AND_SWP, side(0, ATOM),
 			     (uintptr_t)side(1, ATOM), 1, 0, id), EINVAL);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 4, 0, 0, id, IBV_SEND_FENCE), EINVAL);
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 /* The ibv_wr_* API on an RC QP: the same post path, so the same bytes. */
 static void check_qp_ex(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct ibv_qp_init_attr_ex a = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
@@ -524,7 +463,7 @@ static void check_qp_ex(void)
 
 	CHECK(x != NULL, "RC QP with send_ops_flags: %s", strerror(errno));
 	if (x == NULL) {
-		pair_free(&p);
+		rc_pair_free(&p);
 		return;
 	}
 	/* connect the new QP to p.b in place of p.a */
@@ -550,51 +489,51 @@ static void check_qp_ex(void)
 	ibv_wr_atomic_fetch_add(x, mr->rkey, (uintptr_t)word, 10);
 	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)side(0, ATOM), 8);
 	CHECK_EQ(ibv_wr_complete(x), 0);
-	wc = wait_one(cq, IBV_WC_SUCCESS, 1, "wr_rdma_write");
+	wc = rc_wait_one(cq, IBV_WC_SUCCESS, 1, "wr_rdma_write");
 	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
-	wc = wait_one(cq, IBV_WC_SUCCESS, 2, "wr_atomic_fetch_add");
+	wc = rc_wait_one(cq, IBV_WC_SUCCESS, 2, "wr_atomic_fetch_add");
 	CHECK_EQ(wc.opcode, IBV_WC_FETCH_ADD);
 	CHECK(memcmp(side(1, REMOTE), side(0, TX), 3000) == 0, "wr_rdma_write: bytes differ");
 	CHECK_EQ(*(uint64_t *)side(0, ATOM), 5);
 	CHECK_EQ(*word, 15);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 /* ---- errors ---- */
 
 static void check_access_errors(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 	struct ibv_wc wc;
 
 	CHECK_EQ(post_recv(p.b, side(1, RX), 64, 9), 0);
 	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)side(1, REMOTE),
 		      mr->rkey ^ 0x5a5a, 1, IBV_SEND_SIGNALED), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 8, 0, 0, 2, IBV_SEND_SIGNALED), 0);
-	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 1, "bad rkey");
-	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad rkey");
-	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	rc_wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 1, "bad rkey");
+	rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad rkey");
+	CHECK_EQ(rc_qp_state(p.a), IBV_QPS_ERR);
 	/* a class C error for the responder too (IBA 9.9.3.1.3, as rxe): ERR, its receive WQE
 	 * flushed untouched */
-	wait_one(p.cq_b, IBV_WC_WR_FLUSH_ERR, 9, "responder after bad rkey");
-	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
+	rc_wait_one(p.cq_b, IBV_WC_WR_FLUSH_ERR, 9, "responder after bad rkey");
+	CHECK_EQ(rc_qp_state(p.b), IBV_QPS_ERR);
 	CHECK_EQ(test_poll_for(p.cq_b, &wc, 1, 0.1), 0);
-	pair_free(&p);
+	rc_pair_free(&p);
 
 	/* write to an MR without remote write; read past the end of one */
 	p = pair_make(IBV_QPT_RC, 14, 7);
 	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)mr_ro->addr,
 		      mr_ro->rkey, 3, IBV_SEND_SIGNALED), 0);
-	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 3, "no remote write");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 3, "no remote write");
+	rc_pair_free(&p);
 	p = pair_make(IBV_QPT_RC, 14, 7);
 	CHECK_EQ(post(p.a, IBV_WR_RDMA_READ, side(0, RX), 64,
 		      (uintptr_t)mr_ro->addr + mr_ro->length - 32, mr_ro->rkey, 4,
 		      IBV_SEND_SIGNALED), 0);
-	wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "read past the MR");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 4, "read past the MR");
+	rc_pair_free(&p);
 	/* RTS -> RTS taking REMOTE_WRITE from the responder QP: READ still works, a WRITE is an
 	 * invalid request (a right the QP does not give: the engine's error table, as rxe) */
 	p = pair_make(IBV_QPT_RC, 14, 7);
@@ -609,9 +548,9 @@ static void check_access_errors(void)
 		check_read(&p, 100, 20);
 		CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 64, (uintptr_t)side(1, REMOTE),
 			      mr->rkey, 21, IBV_SEND_SIGNALED), 0);
-		wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 21, "QP without remote write");
+		rc_wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 21, "QP without remote write");
 	}
-	pair_free(&p);
+	rc_pair_free(&p);
 	/* atomic on an MR without remote atomic */
 	p = pair_make(IBV_QPT_RC, 14, 7);
 	{
@@ -624,39 +563,39 @@ static void check_access_errors(void)
 		}, *bad;
 
 		CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
-		wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 5, "no remote atomic");
+		rc_wait_one(p.cq_a, IBV_WC_REM_ACCESS_ERR, 5, "no remote atomic");
 	}
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 /* A send SGE whose lkey covers nothing (memory windows and invalidation: test_mw). */
 static void check_local_errors(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 	struct ibv_sge sge = { (uintptr_t)side(0, TX), 64, mr->lkey ^ 0x00ffff00 };
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND }, *bad;
 	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 8, 0, 0, 2, 0), 0);
-	wait_one(p.cq_a, IBV_WC_LOC_PROT_ERR, 1, "bad lkey");
-	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad lkey");
-	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_LOC_PROT_ERR, 1, "bad lkey");
+	rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad lkey");
+	CHECK_EQ(rc_qp_state(p.a), IBV_QPS_ERR);
+	rc_pair_free(&p);
 }
 
 static void check_long_send(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 
 	CHECK_EQ(post_recv(p.b, side(1, RX), 100, 7), 0);
 	CHECK_EQ(post_recv(p.b, side(1, RX), 100, 8), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 2000, 0, 0, 6, IBV_SEND_SIGNALED), 0);
-	wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 6, "long send");
-	wait_one(p.cq_b, IBV_WC_LOC_LEN_ERR, 7, "long send recv");
-	wait_one(p.cq_b, IBV_WC_WR_FLUSH_ERR, 8, "long send next recv");
-	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
-	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_REM_INV_REQ_ERR, 6, "long send");
+	rc_wait_one(p.cq_b, IBV_WC_LOC_LEN_ERR, 7, "long send recv");
+	rc_wait_one(p.cq_b, IBV_WC_WR_FLUSH_ERR, 8, "long send next recv");
+	CHECK_EQ(rc_qp_state(p.a), IBV_QPS_ERR);
+	CHECK_EQ(rc_qp_state(p.b), IBV_QPS_ERR);
+	rc_pair_free(&p);
 
 	/* a receive WQE whose lkey covers nothing */
 	p = pair_make(IBV_QPT_RC, 14, 7);
@@ -667,15 +606,15 @@ static void check_long_send(void)
 		CHECK_EQ(ibv_post_recv(p.b, &rwr, &rbad), 0);
 	}
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 50, 0, 0, 10, 0), 0);
-	wait_one(p.cq_a, IBV_WC_REM_OP_ERR, 10, "receive WQE outside its MR");
-	wait_one(p.cq_b, IBV_WC_LOC_PROT_ERR, 9, "receive WQE outside its MR: recv");
-	CHECK_EQ(qp_state(p.b), IBV_QPS_ERR);
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_REM_OP_ERR, 10, "receive WQE outside its MR");
+	rc_wait_one(p.cq_b, IBV_WC_LOC_PROT_ERR, 9, "receive WQE outside its MR: recv");
+	CHECK_EQ(rc_qp_state(p.b), IBV_QPS_ERR);
+	rc_pair_free(&p);
 }
 
 static void check_rnr(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 	struct ibv_wc wc;
 
 	pattern(side(0, TX), 300, 3);
@@ -683,26 +622,26 @@ static void check_rnr(void)
 	/* no receive WQE: RNR NAKs, nothing completes meanwhile */
 	CHECK_EQ(test_poll_for(p.cq_a, &wc, 1, 0.05), 0);
 	CHECK_EQ(post_recv(p.b, side(1, RX), 300, 2), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "after RNR");
-	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "recv after RNR");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "after RNR");
+	wc = rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 2, "recv after RNR");
 	CHECK_EQ(wc.byte_len, 300);
 	CHECK(memcmp(side(1, RX), side(0, TX), 300) == 0, "RNR: bytes differ");
-	pair_free(&p);
+	rc_pair_free(&p);
 
 	/* rnr_retry 2: the third RNR NAK ends it; the responder stays up */
 	rnr_retry = 2;
 	p = pair_make(IBV_QPT_RC, 14, 7);
 	rnr_retry = 7;
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 300, 0, 0, 3, 0), 0);
-	wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 3, "RNR retries exhausted");
-	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
-	CHECK_EQ(qp_state(p.b), IBV_QPS_RTS);
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 3, "RNR retries exhausted");
+	CHECK_EQ(rc_qp_state(p.a), IBV_QPS_ERR);
+	CHECK_EQ(rc_qp_state(p.b), IBV_QPS_RTS);
+	rc_pair_free(&p);
 }
 
 static void check_peer_gone(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 8, 2);     /* ~1 ms timeout, 2 retries */
+	struct rc_pair p = pair_make(IBV_QPT_RC, 8, 2);     /* ~1 ms timeout, 2 retries */
 
 	struct ibv_mr *held = ibv_reg_mr(pd, buf + 3 * SIDE, 4096, IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_sge sge = { (uintptr_t)(buf + 3 * SIDE), 10, held ? held->lkey : 0 };
@@ -718,15 +657,15 @@ static void check_peer_gone(void)
 	CHECK_EQ(post(p.a, IBV_WR_RDMA_WRITE, side(0, TX), 10, (uintptr_t)side(1, REMOTE),
 		      mr->rkey, 2, IBV_SEND_SIGNALED), 0);
 	CHECK_EQ(post_recv(p.a, side(0, RX), 10, 3), 0);
-	wait_one(p.cq_a, IBV_WC_RETRY_EXC_ERR, 1, "peer gone");
-	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "peer gone: next WR");
-	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 3, "peer gone: receive WQE");
+	rc_wait_one(p.cq_a, IBV_WC_RETRY_EXC_ERR, 1, "peer gone");
+	rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "peer gone: next WR");
+	rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 3, "peer gone: receive WQE");
 	CHECK_EQ(ibv_dereg_mr(held), 0);
-	CHECK_EQ(qp_state(p.a), IBV_QPS_ERR);
+	CHECK_EQ(rc_qp_state(p.a), IBV_QPS_ERR);
 	/* posted in ERR: flushed */
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 4, 0), 0);
-	wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 4, "posted in ERR");
-	pair_free(&p);
+	rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 4, "posted in ERR");
+	rc_pair_free(&p);
 }
 
 /* ---- SQD: the send queue drains ---- */
@@ -773,7 +712,7 @@ static int to_sqd(struct ibv_qp *qp, bool notify)
  * then SQD -> RTS sends the rest in order. */
 static void check_sqd(void)
 {
-	struct pair p = pair_make(IBV_QPT_RC, 14, 7);
+	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
 	struct ibv_wc wc;
 	int flags = fcntl(ctx->async_fd, F_GETFL);
@@ -784,7 +723,7 @@ static void check_sqd(void)
 		      IBV_SEND_SIGNALED), 0);
 	CHECK_EQ(test_poll_for(p.cq_a, &wc, 1, 0.05), 0);          /* RNR: under way, not done */
 	CHECK_EQ(to_sqd(p.a, true), 0);
-	CHECK_EQ(qp_state(p.a), IBV_QPS_SQD);
+	CHECK_EQ(rc_qp_state(p.a), IBV_QPS_SQD);
 	CHECK_EQ(sq_draining(p.a), 1);
 	/* posted in SQD: accepted, not started */
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX) + 100, 200, 0, 0, 2, IBV_SEND_SIGNALED), 0);
@@ -793,8 +732,8 @@ static void check_sqd(void)
 	CHECK(!sq_drained_event(p.a, p.cq_a, 0.05), "SQ_DRAINED while a SEND is under way");
 	for (uint64_t i = 0; i < 3; i++)
 		CHECK_EQ(post_recv(p.b, side(1, RX) + i * 4096, 4096, 10 + i), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "SQD: the SEND under way");
-	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 10, "SQD: its receive");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 1, "SQD: the SEND under way");
+	wc = rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 10, "SQD: its receive");
 	CHECK_EQ(wc.byte_len, 2 * MTU_BYTES + 5);
 	CHECK(sq_drained_event(p.a, p.cq_a, 5.0), "no SQ_DRAINED after the SEND completed");
 	CHECK_EQ(sq_draining(p.a), 0);
@@ -805,9 +744,9 @@ static void check_sqd(void)
 	CHECK(!sq_drained_event(p.a, p.cq_a, 0.02), "a second SQ_DRAINED");
 	/* back to RTS: the rest, in order */
 	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "RTS after SQD: SEND");
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "RTS after SQD: WRITE");
-	wc = wait_one(p.cq_b, IBV_WC_SUCCESS, 11, "RTS after SQD: receive");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 2, "RTS after SQD: SEND");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 3, "RTS after SQD: WRITE");
+	wc = rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 11, "RTS after SQD: receive");
 	CHECK_EQ(wc.byte_len, 200);
 	CHECK(memcmp(side(1, RX) + 4096, side(0, TX) + 100, 200) == 0, "SQD: SEND bytes");
 	CHECK(memcmp(side(1, REMOTE), side(0, TX) + 300, 400) == 0, "SQD: WRITE bytes");
@@ -822,8 +761,8 @@ static void check_sqd(void)
 	CHECK(!sq_drained_event(p.a, p.cq_a, 0.05), "SQ_DRAINED without EN_SQD_ASYNC_NOTIFY");
 	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 4, IBV_SEND_SIGNALED), 0);
-	wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "RTS after an idle SQD");
-	wait_one(p.cq_b, IBV_WC_SUCCESS, 12, "RTS after an idle SQD: receive");
+	rc_wait_one(p.cq_a, IBV_WC_SUCCESS, 4, "RTS after an idle SQD");
+	rc_wait_one(p.cq_b, IBV_WC_SUCCESS, 12, "RTS after an idle SQD: receive");
 
 	/* SQD -> SQD changes the requester's limits: rnr_retry 7 (forever) becomes 1, so a SEND
 	 * the peer has no WQE for fails after one RNR retry */
@@ -842,9 +781,9 @@ static void check_sqd(void)
 	}
 	CHECK_EQ(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 10, 0, 0, 5, IBV_SEND_SIGNALED), 0);
-	wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 5, "rnr_retry 1 set in SQD");
+	rc_wait_one(p.cq_a, IBV_WC_RNR_RETRY_EXC_ERR, 5, "rnr_retry 1 set in SQD");
 	fcntl(ctx->async_fd, F_SETFL, flags);
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 /* ---- lossy: faults on every frame the port receives from itself ---- */
@@ -891,7 +830,7 @@ static void check_faults(void)
 				.seed = seed != NULL ? strtoull(seed, NULL, 0) : 42 };
 	struct dpv_faults off = { 0 };
 	const uint32_t psn0 = 0xffffff - 1000;
-	struct pair p;
+	struct rc_pair p;
 	uint64_t *word = (uint64_t *)side(1, ATOM), posted = 0, done = 0, recvd = 0, adds = 0;
 	uint64_t recv_posted = 0, bad = 0, want_recvs = 0, psns = 0;
 	double stalled = test_now() + 30;
@@ -1050,7 +989,7 @@ static void check_faults(void)
 			break;            /* one report; no 5 s wait for each of the rest */
 	}
 	CHECK_EQ(test_poll_for(p.cq_b, wc, 1, 0.01), 0);
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 /* UC under drops: every send completes successfully at once, what arrives is whole, right
@@ -1061,7 +1000,7 @@ static void check_uc_faults(void)
 	struct dpv_faults f = { .drop_ppm = 50000, .dup_ppm = 10000, .reorder_ppm = 10000,
 				.seed = 7 };
 	struct dpv_faults off = { 0 };
-	struct pair p = pair_make(IBV_QPT_UC, 0, 0);
+	struct rc_pair p = pair_make(IBV_QPT_UC, 0, 0);
 	uint64_t sent = 0, recvd = 0, last = 0, posted = 0, bad = 0;
 	double end = test_now() + 20, last_rx = test_now();
 
@@ -1106,17 +1045,12 @@ static void check_uc_faults(void)
 	CHECK(recvd > N / 2 && recvd < N, "UC under 5 %% drops: %lu of %d received",
 	      (unsigned long)recvd, N);
 	CHECK_EQ(dpv_set_port_faults(ctx, DPV_FAULT_RX, &off), 0);
-	pair_free(&p);
+	rc_pair_free(&p);
 }
 
 int main(void)
 {
-	ctx = test_open(NULL);
-	if (dpv_port_add_addr(ctx, "10.1.0.1") != 0) {
-		fprintf(stderr, "dpv_port_add_addr failed\n");
-		return 1;
-	}
-	gid_v4(&gid4, "10.1.0.1");
+	ctx = rc_port_open("10.1.0.1", &gid4);
 	pd = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, BUF_LEN);
 	mr = pd ? ibv_reg_mr(pd, buf, 2 * SIDE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |

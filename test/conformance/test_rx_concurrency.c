@@ -161,7 +161,5 @@ int main(void)
 	CHECK_EQ(ibv_destroy_cq(rcq), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	free(buf);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("rx_concurrency");
+	return test_finish(ctx, pd, "rx_concurrency");
 }

@@ -30,17 +30,7 @@ struct poster {
 
 static struct ibv_qp *service_qp(struct ibv_cq *cq, uint32_t depth)
 {
-	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
-				      .cap = { .max_send_wr = depth, .max_send_sge = 1 } };
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-
-	if (qp == NULL || dpv_qp_set_progress(qp, DPV_PROGRESS_SERVICE) != 0 ||
-	    test_qp_to(qp, IBV_QPS_INIT) || test_qp_to(qp, IBV_QPS_RTR) ||
-	    test_qp_to(qp, IBV_QPS_RTS)) {
-		fprintf(stderr, "service QP: %s\n", strerror(errno));
-		exit(1);
-	}
-	return qp;
+	return test_service_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = depth, .max_send_sge = 1 });
 }
 
 /* Completions carry (thread << 32 | seq); each thread's must come in increasing order. */
@@ -267,7 +257,5 @@ int main(void)
 		stopped_service();
 	}
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("service");
+	return test_finish(ctx, pd, "service");
 }

@@ -32,17 +32,7 @@ static void hold(struct dpv_timer *t, void *arg)
 
 static struct ibv_qp *service_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
-				      .cap = { .max_send_wr = 128, .max_send_sge = 1 } };
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
-
-	if (qp == NULL || dpv_qp_set_progress(qp, DPV_PROGRESS_SERVICE) != 0 ||
-	    test_qp_to(qp, IBV_QPS_INIT) || test_qp_to(qp, IBV_QPS_RTR) ||
-	    test_qp_to(qp, IBV_QPS_RTS)) {
-		fprintf(stderr, "service QP: %s\n", strerror(errno));
-		exit(1);
-	}
-	return qp;
+	return test_service_qp(pd, cq, (struct ibv_qp_cap){ .max_send_wr = 128, .max_send_sge = 1 });
 }
 
 /* @lists lists of BURST WRs (wr_id from @id0 on, the last of each signaled), polled as they
@@ -141,7 +131,5 @@ int main(void)
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("service_help");
+	return test_finish(ctx, pd, "service_help");
 }

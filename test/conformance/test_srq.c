@@ -15,7 +15,7 @@
  * ibv_open_qp's handles on an XRC_RECV QP (check_open_qp). DPV_EAL_ARGS: --vdev=net_ring0. */
 #include <fcntl.h>
 
-#include "dpv_test_ud.h"
+#include "dpv_test_rc.h"
 
 #define BUF_LEN (1 << 20)
 #define TX 0
@@ -60,29 +60,11 @@ static struct ibv_qp *qp_make(enum ibv_qp_type type, struct ibv_cq *cq, struct i
 /* RC/UC @qp to RTS, connected to @dqpn on the port's own GID. */
 static void connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			       IBV_QP_ACCESS_FLAGS);
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	int rc = rc_connect(qp, IBV_ACCESS_REMOTE_WRITE,
+			    &(struct rc_conn){ .dgid = &gid4, .dqpn = dqpn, .rq_psn = 7,
+					       .sq_psn = 7, .rd_atomic = 1, .min_rnr_timer = 1,
+					       .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 });
 
-	if (qp->qp_type == IBV_QPT_RC) {
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		rts |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
-		.rq_psn = 7, .max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = gid4, .sgid_index = 1, .hop_limit = 64 } },
-	};
-	rc = rc ? rc : ibv_modify_qp(qp, &a, rtr);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 7, .timeout = 14,
-				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
-	rc = rc ? rc : ibv_modify_qp(qp, &a, rts);
 	if (rc != 0) {
 		fprintf(stderr, "connect: %s\n", strerror(rc));
 		exit(1);
@@ -115,22 +97,6 @@ static int send_msg(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint3
 		wr.wr.rdma.rkey = mr->rkey;
 	}
 	return ibv_post_send(qp, &wr, &bad);
-}
-
-/* Poll @cq until @n completions are in @wc (5 s at most); how many came. */
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
-{
-	int got = 0;
-	double end = test_now() + 5;
-
-	while (got < n && test_now() < end) {
-		int k = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (k < 0)
-			return -1;
-		got += k;
-	}
-	return got;
 }
 
 /* The next async event of the context, or -1 when none is queued. */
@@ -287,7 +253,7 @@ static void check_connected(enum ibv_qp_type type)
 			CHECK_EQ(send_msg(i % 2 ? a2 : a1, IBV_WR_SEND, buf + TX + i * SLOT,
 					  2500 + i, i, NULL, 0), 0);
 		/* one message at a time: the SRQ order is the send order */
-		CHECK_EQ(poll_n(rcq, &wc[i], 1), 1);
+		CHECK_EQ(test_poll(rcq, &wc[i], 1), 1);
 	}
 	for (int i = 0; i < N; i++) {
 		bool imm = i == N - 1 && type == IBV_QPT_RC;
@@ -306,7 +272,7 @@ static void check_connected(enum ibv_qp_type type)
 				wc[i].qp_num, wc[i].byte_len);
 	}
 	CHECK_EQ(bad, 0);
-	CHECK_EQ(poll_n(scq, wc, N), N);
+	CHECK_EQ(test_poll(scq, wc, N), N);
 	/* the limit (4) was crossed once, when the 9th WQE was taken: one event */
 	while ((e = next_event(&ev)) >= 0)
 		if (e == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq)
@@ -355,7 +321,7 @@ static void check_ud(void)
 		pattern(buf + TX, 300, (uint8_t)(40 + i));
 		CHECK_EQ(send_msg(s, IBV_WR_SEND, buf + TX, 300, i, ah, (i % 2 ? r2 : r1)->qp_num),
 			 0);
-		CHECK_EQ(poll_n(cq, wc, 2), 2);       /* the send's and the receive's */
+		CHECK_EQ(test_poll(cq, wc, 2), 2);       /* the send's and the receive's */
 		for (int k = 0; k < 2; k++) {
 			uint8_t exp[300];
 
@@ -401,27 +367,27 @@ static void check_error_isolation(void)
 	for (int i = 1; i < 5; i++)
 		CHECK_EQ(srq_post(srq, buf + RX + i * SLOT, SLOT, 300 + i), 0);
 	CHECK_EQ(send_msg(a1, IBV_WR_SEND, buf + TX, 2000, 1, NULL, 0), 0);
-	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_LOC_LEN_ERR && wc[0].wr_id == 300 &&
 	      wc[0].qp_num == b1->qp_num, "b1's receive: %s wr_id %lu",
 	      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id);
-	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK_EQ(test_poll(scq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_REM_INV_REQ_ERR, "a1's send: %s",
 	      ibv_wc_status_str(wc[0].status));
 	/* nothing else on the receive CQ: the SRQ's four other WQEs were not flushed */
-	CHECK_EQ(poll_n(rcq, wc, 8), 0);
+	CHECK_EQ(test_poll(rcq, wc, 8), 0);
 	/* b2 receives into them, from the oldest */
 	for (int i = 1; i < 3; i++) {
 		CHECK_EQ(send_msg(a2, IBV_WR_SEND, buf + TX, 1500, 10 + i, NULL, 0), 0);
-		CHECK_EQ(poll_n(rcq, wc, 1), 1);
+		CHECK_EQ(test_poll(rcq, wc, 1), 1);
 		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == (uint64_t)(300 + i) &&
 		      wc[0].qp_num == b2->qp_num, "b2 %d: %s wr_id %lu", i,
 		      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id);
-		CHECK_EQ(poll_n(scq, wc, 1), 1);
+		CHECK_EQ(test_poll(scq, wc, 1), 1);
 	}
 	/* b2 to ERR: still no SRQ WQE flushed; the event for b2 */
 	CHECK_EQ(test_qp_to(b2, IBV_QPS_ERR), 0);
-	n = poll_n(rcq, wc, 8);
+	n = test_poll(rcq, wc, 8);
 	CHECK_EQ(n, 0);
 	while ((e = next_event(&ev)) >= 0) {
 		if (e == IBV_EVENT_QP_LAST_WQE_REACHED && ev.element.qp == b1)
@@ -441,11 +407,11 @@ static void check_error_isolation(void)
 	connect_qp(b1, a1->qp_num);
 	for (int i = 3; i < 5; i++) {
 		CHECK_EQ(send_msg(a1, IBV_WR_SEND, buf + TX, 10, 20 + i, NULL, 0), 0);
-		CHECK_EQ(poll_n(rcq, wc, 1), 1);
+		CHECK_EQ(test_poll(rcq, wc, 1), 1);
 		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == (uint64_t)(300 + i),
 		      "new QP %d: %s wr_id %lu", i, ibv_wc_status_str(wc[0].status),
 		      (unsigned long)wc[0].wr_id);
-		CHECK_EQ(poll_n(scq, wc, 1), 1);
+		CHECK_EQ(test_poll(scq, wc, 1), 1);
 	}
 	CHECK_EQ(ibv_destroy_qp(b1), 0);
 	CHECK_EQ(ibv_destroy_qp(a1), 0);
@@ -468,7 +434,7 @@ static void check_rnr(void)
 	CHECK_EQ(send_msg(a, IBV_WR_SEND, buf + TX, 64, 1, NULL, 0), 0);
 	CHECK_EQ(test_poll_for(cq, wc, 1, 0.2), 0);
 	CHECK_EQ(srq_post(srq, buf + RX, SLOT, 77), 0);
-	CHECK_EQ(poll_n(cq, wc, 2), 2);
+	CHECK_EQ(test_poll(cq, wc, 2), 2);
 	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
 	      (wc[0].wr_id == 77 || wc[1].wr_id == 77), "after RNR: %s %s",
 	      ibv_wc_status_str(wc[0].status), ibv_wc_status_str(wc[1].status));
@@ -539,19 +505,19 @@ static void check_srq_inv(void)
 	connect_qp(a, b->qp_num);
 	connect_qp(b, a->qp_num);
 	CHECK_EQ(bind2(b, mw, k, wmr, buf + RX + 100 * SLOT, 64, 1), 0);
-	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_BIND_MW, "bind: %s",
 	      ibv_wc_status_str(wc[0].status));
 	CHECK_EQ(srq_post(srq, buf + RX, SLOT, 40), 0);
 	CHECK_EQ(post_inv(a, IBV_WR_SEND_WITH_INV, k, 2), 0);
-	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
 	CHECK(inv_received(&wc[0], 40, k), "RC receive");
-	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK_EQ(test_poll(scq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 2, "send: %s",
 	      ibv_wc_status_str(wc[0].status));
 	/* the key is dead: the receiver's LOCAL_INV of it fails */
 	CHECK_EQ(post_inv(b, IBV_WR_LOCAL_INV, k, 3), 0);
-	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_LOC_QP_OP_ERR && wc[0].wr_id == 3, "LOCAL_INV: %s",
 	      ibv_wc_status_str(wc[0].status));
 	CHECK_EQ(ibv_destroy_qp(a), 0);
@@ -624,8 +590,8 @@ static void check_raw(void)
 	for (int i = 0; i < N; i++)
 		CHECK_EQ(srq_post(srq, buf + RX + (size_t)i * FSLOT, FSLOT, 1000 + (uint64_t)i), 0);
 	CHECK_EQ(ibv_post_send(tx, &swr[0], &bad), 0);      /* one list: bursts of frames */
-	CHECK_EQ(poll_n(scq, wc, N), N);
-	n = poll_n(rcq, wc, N);
+	CHECK_EQ(test_poll(scq, wc, N), N);
+	n = test_poll(rcq, wc, N);
 	CHECK_EQ(n, N);
 	for (int k = 0; k < n; k++) {
 		const uint8_t *got = buf + RX + (size_t)(wc[k].wr_id - 1000) * FSLOT;
@@ -646,13 +612,13 @@ static void check_raw(void)
 	swr[N + EXTRA - 2].next = &swr[N + EXTRA - 1];
 	swr[N + EXTRA - 1].next = NULL;
 	CHECK_EQ(ibv_post_send(tx, &swr[N + EXTRA - 2], &bad), 0);
-	CHECK_EQ(poll_n(scq, wc, 2), 2);
+	CHECK_EQ(test_poll(scq, wc, 2), 2);
 	CHECK_EQ(test_poll_for(rcq, wc, 1, 0.2), 0);
 	CHECK_EQ(srq_post(srq, buf + RX, FSLOT, 2000), 0);
 	swr[N].next = NULL;
 	CHECK_EQ(ibv_post_send(tx, &swr[N], &bad), 0);
-	CHECK_EQ(poll_n(scq, wc, 1), 1);
-	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK_EQ(test_poll(scq, wc, 1), 1);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 2000 &&
 	      wc[0].qp_num == rx[N % 3 == 2]->qp_num && wc[0].byte_len == 100 + N &&
 	      memcmp(buf + RX, buf + TX + (size_t)N * FSLOT, 100 + N) == 0,
@@ -693,30 +659,17 @@ static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq)
 /* XRC_SEND @ini and XRC_RECV @tgt connected to each other (as ibv_xsrq_pingpong does). */
 static void xrc_connect(struct ibv_qp *ini, struct ibv_qp *tgt)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
-	struct ibv_ah_attr av = { .is_global = 1, .port_num = 1,
-				  .grh = { .dgid = gid4, .sgid_index = 1, .hop_limit = 64 } };
+	struct rc_conn to_ini = { .dgid = &gid4, .dqpn = ini->qp_num, .rq_psn = 50, .sq_psn = 60,
+				  .rd_atomic = 1, .min_rnr_timer = 1, .timeout = 14 };
+	struct rc_conn to_tgt = { .dgid = &gid4, .dqpn = tgt->qp_num, .rq_psn = 60, .sq_psn = 50,
+				  .rd_atomic = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 };
 
-	CHECK_EQ(ibv_modify_qp(ini, &a, init), 0);
-	CHECK_EQ(ibv_modify_qp(tgt, &a, init), 0);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				  .dest_qp_num = ini->qp_num, .rq_psn = 50, .min_rnr_timer = 1,
-				  .max_dest_rd_atomic = 1, .ah_attr = av };
-	CHECK_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			       IBV_QP_MIN_RNR_TIMER), 0);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .sq_psn = 60 };
-	CHECK_EQ(ibv_modify_qp(tgt, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN), 0);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				  .dest_qp_num = tgt->qp_num, .rq_psn = 60, .ah_attr = av };
-	CHECK_EQ(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), 0);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				  .rnr_retry = 7, .sq_psn = 50, .max_rd_atomic = 1 };
-	CHECK_EQ(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN |
-			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	CHECK_EQ(rc_to_init(ini, IBV_ACCESS_REMOTE_WRITE), 0);
+	CHECK_EQ(rc_to_init(tgt, IBV_ACCESS_REMOTE_WRITE), 0);
+	CHECK_EQ(rc_to_rtr(tgt, &to_ini), 0);
+	CHECK_EQ(rc_to_rts(tgt, &to_ini), 0);
+	CHECK_EQ(rc_to_rtr(ini, &to_tgt), 0);
+	CHECK_EQ(rc_to_rts(ini, &to_tgt), 0);
 }
 
 static int xrc_send(struct ibv_qp *ini, uint32_t srqn, uint32_t len, uint64_t wr_id)
@@ -788,13 +741,13 @@ static void check_xrc(void)
 		pattern(buf + TX, 2500, (uint8_t)(90 + i));
 		pattern(exp, 2500, (uint8_t)(90 + i));
 		CHECK_EQ(xrc_send(ini, n_in, 2500, i), 0);
-		CHECK_EQ(poll_n(rcq, wc, 1), 1);
+		CHECK_EQ(test_poll(rcq, wc, 1), 1);
 		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == (uint64_t)(500 + i) &&
 		      wc[0].qp_num == tgt->qp_num && wc[0].byte_len == 2500 &&
 		      memcmp(buf + RX + i * SLOT, exp, 2500) == 0, "XRC SEND %d: %s wr_id %lu "
 		      "qp %u len %u", i, ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id,
 		      wc[0].qp_num, wc[0].byte_len);
-		CHECK_EQ(poll_n(scq, wc, 1), 1);
+		CHECK_EQ(test_poll(scq, wc, 1), 1);
 		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == (uint64_t)i, "send %d: %s", i,
 		      ibv_wc_status_str(wc[0].status));
 	}
@@ -811,11 +764,11 @@ static void check_xrc(void)
 		ibv_wr_set_xrc_srqn(qx, n_in);
 		ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)(buf + TX), 700);
 		CHECK_EQ(ibv_wr_complete(qx), 0);
-		CHECK_EQ(poll_n(rcq, wc, 1), 1);
+		CHECK_EQ(test_poll(rcq, wc, 1), 1);
 		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 502 && wc[0].byte_len == 700 &&
 		      memcmp(buf + RX + 2 * SLOT, exp, 700) == 0, "wr API: %s wr_id %lu",
 		      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id);
-		CHECK_EQ(poll_n(scq, wc, 1), 1);
+		CHECK_EQ(test_poll(scq, wc, 1), 1);
 	}
 	/* an XRC_SEND QP binds and invalidates windows as RC does */
 	{
@@ -830,7 +783,7 @@ static void check_xrc(void)
 		CHECK_EQ(bind2(ini, mw, k1, wmr, buf + RX + 100 * SLOT, 64, 20), 0);
 		CHECK_EQ(post_inv(ini, IBV_WR_LOCAL_INV, k1, 21), 0);
 		CHECK_EQ(bind2(ini, mw, k2, wmr, buf + RX + 100 * SLOT, 64, 22), 0);
-		CHECK_EQ(poll_n(scq, wc, 3), 3);
+		CHECK_EQ(test_poll(scq, wc, 3), 3);
 		CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_BIND_MW &&
 		      wc[1].status == IBV_WC_SUCCESS && wc[1].opcode == IBV_WC_LOCAL_INV &&
 		      wc[2].status == IBV_WC_SUCCESS && wc[2].wr_id == 22,
@@ -841,10 +794,10 @@ static void check_xrc(void)
 	}
 	/* an SRQ of another domain */
 	CHECK_EQ(xrc_send(ini, n_out, 100, 9), 0);
-	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK_EQ(test_poll(scq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_REM_INV_REQ_ERR && wc[0].wr_id == 9, "other domain: %s",
 	      ibv_wc_status_str(wc[0].status));
-	CHECK_EQ(poll_n(rcq, wc, 4), 0);          /* nothing taken, nothing flushed */
+	CHECK_EQ(test_poll(rcq, wc, 4), 0);          /* nothing taken, nothing flushed */
 	CHECK_EQ(ibv_destroy_qp(ini), 0);
 	CHECK_EQ(ibv_destroy_qp(tgt), 0);
 	CHECK_EQ(ibv_destroy_srq(s_in), 0);
@@ -931,7 +884,7 @@ static void check_open_qp(void)
 
 	CHECK(fd >= 0 && ctx2 != NULL && x != NULL && x_same != NULL && x_other != NULL &&
 	      s_in != NULL && ini != NULL && cq2 != NULL, "setup: %s", strerror(errno));
-	fcntl(ctx2->async_fd, F_SETFL, fcntl(ctx2->async_fd, F_GETFL) | O_NONBLOCK);
+	rc_async_nonblock(ctx2);
 	xa.oflags = 0;
 	x2 = ibv_open_xrcd(ctx2, &xa);            /* the same domain through ctx2 */
 	CHECK(x2 != NULL, "the domain through a second context: %s", strerror(errno));
@@ -996,11 +949,11 @@ static void check_open_qp(void)
 		CHECK_EQ(srq_post(s_in, buf + RX + i * SLOT, SLOT, 700 + i), 0);
 	pattern(buf + TX, 1500, 41);
 	CHECK_EQ(xrc_send(ini, n_in, 1500, 1), 0);
-	CHECK_EQ(poll_n(rcq, wc, 1), 1);
+	CHECK_EQ(test_poll(rcq, wc, 1), 1);
 	CHECK(wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 700 && wc[0].qp_num == qpn &&
 	      wc[0].byte_len == 1500, "after the creator's destroy: %s wr_id %lu qp %#x",
 	      ibv_wc_status_str(wc[0].status), (unsigned long)wc[0].wr_id, wc[0].qp_num);
-	CHECK_EQ(poll_n(scq, wc, 1), 1);
+	CHECK_EQ(test_poll(scq, wc, 1), 1);
 	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
 	/* ERR through ctx2's handle: LAST_WQE_REACHED to both open handles, each on its context */
 	at = (struct ibv_qp_attr){ .qp_state = IBV_QPS_ERR };
@@ -1055,13 +1008,8 @@ static void check_open_qp(void)
 
 int main(void)
 {
-	ctx = test_open(NULL);
-	if (dpv_port_add_addr(ctx, "10.1.0.1") != 0) {
-		fprintf(stderr, "dpv_port_add_addr failed\n");
-		return 1;
-	}
-	gid_v4(&gid4, "10.1.0.1");
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	ctx = rc_port_open("10.1.0.1", &gid4);
+	rc_async_nonblock(ctx);
 	pd = ibv_alloc_pd(ctx);
 	buf = aligned_alloc(4096, BUF_LEN);
 	mr = pd ? ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |

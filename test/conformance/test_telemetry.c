@@ -55,7 +55,5 @@ int main(void)
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(cq1), 0);
 	CHECK_EQ(ibv_destroy_cq(cq2), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("telemetry");
+	return test_finish(ctx, pd, "telemetry");
 }

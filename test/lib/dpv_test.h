@@ -1,8 +1,10 @@
-/* A few helpers shared by dpverbs' tests: checks that count and report, and the verbs
- * boilerplate of opening a device and bringing a RAW_PACKET QP to RTS. */
+/* A few helpers shared by dpverbs' tests: checks that count and report (dpv_check.h), and
+ * the verbs boilerplate of opening a device, bringing a RAW_PACKET QP to RTS (direct or in
+ * service mode), steering UDP to it, posting receives, polling. */
 #ifndef DPV_TEST_H
 #define DPV_TEST_H
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,29 +15,15 @@
 #include <infiniband/verbs.h>
 #include <dpverbs.h>
 
-static int t_pass, t_fail;
+#include "dpv_check.h"
 
-#define CHECK(cond, ...) do { \
-	if (cond) { \
-		t_pass++; \
-	} else { \
-		t_fail++; \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, " " __VA_ARGS__); \
-		fputc('\n', stderr); \
-	} \
-} while (0)
-
-#define CHECK_EQ(a, b) do { \
-	long long _a = (long long)(a), _b = (long long)(b); \
-	CHECK(_a == _b, "%s = %lld, expected %lld", #a, _a, _b); \
-} while (0)
-
-/* Returns the process exit code; prints a summary line. */
-static inline int test_done(const char *name)
+/* The end of a test's main: @pd deallocated and @ctx closed (each checked), then
+ * test_done(@name). */
+static inline int test_finish(struct ibv_context *ctx, struct ibv_pd *pd, const char *name)
 {
-	printf("%s: %d checks passed, %d failed\n", name, t_pass, t_fail);
-	return t_fail != 0 || t_pass == 0;
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	return test_done(name);
 }
 
 /* With DPV_TEST_READY and DPV_TEST_GO set (by a harness that captures on the port's
@@ -116,6 +104,56 @@ static inline struct ibv_qp *test_raw_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 		exit(1);
 	}
 	return qp;
+}
+
+/* A flow rule steering IPv4 UDP datagrams to port @port (host order) to @qp; NULL as
+ * ibv_create_flow. */
+static inline struct ibv_flow *test_udp_flow(struct ibv_qp *qp, uint16_t port)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_ipv4_ext ip;
+		struct ibv_flow_spec_tcp_udp udp;
+	} rule = {
+		.attr = { .size = sizeof(rule), .num_of_specs = 2, .port = 1 },
+		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(rule.ip),
+			.val = { .proto = 17 }, .mask = { .proto = 0xff } },
+		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(rule.udp),
+			 .val.dst_port = htons(port), .mask.dst_port = 0xffff },
+	};
+
+	return ibv_create_flow(qp, &rule.attr);
+}
+
+/* A RAW_PACKET QP on @cq in service mode (DPV_PROGRESS_SERVICE set before INIT), in RTS. */
+static inline struct ibv_qp *test_service_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+					     struct ibv_qp_cap cap)
+{
+	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+				      .cap = cap };
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	if (qp == NULL || dpv_qp_set_progress(qp, DPV_PROGRESS_SERVICE) != 0 ||
+	    test_qp_to(qp, IBV_QPS_INIT) || test_qp_to(qp, IBV_QPS_RTR) ||
+	    test_qp_to(qp, IBV_QPS_RTS)) {
+		fprintf(stderr, "service QP: %s\n", strerror(errno));
+		exit(1);
+	}
+	return qp;
+}
+
+/* Post @n receives on @qp, WR i (wr_id i) the @slot bytes at @base + i * @slot of @mr; one
+ * check each. */
+static inline void test_post_recvs(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *base,
+				   uint32_t slot, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)base + (size_t)i * slot, slot, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		CHECK_EQ(ibv_post_recv(qp, &wr, &bad), 0);
+	}
 }
 
 static inline double test_now(void)

@@ -65,6 +65,37 @@ static inline bool test_fork_pair(const char *env_a, const char *env_b, int *soc
 	return is_a;
 }
 
+/* Send the @len bytes at @m to the other side over @sock; exits when the write fails. */
+static inline void test_fork_send(int sock, const void *m, size_t len)
+{
+	if (write(sock, m, len) != (ssize_t)len) {
+		perror("write");
+		exit(1);
+	}
+}
+
+/* The other side's next @len-byte message into @m; @progress (if not NULL) is called while
+ * none has come (it polls a CQ: this side's port goes on). Exits, naming side @who, when the
+ * other side is gone or 30 s passed. */
+static inline void test_fork_recv(int sock, void *m, size_t len, const char *who,
+				  void (*progress)(void))
+{
+	double t0 = test_now();
+
+	for (;;) {
+		ssize_t n = recv(sock, m, len, MSG_DONTWAIT);
+
+		if (n == (ssize_t)len)
+			return;
+		if (n == 0 || (n < 0 && errno != EAGAIN) || test_now() - t0 > 30) {
+			fprintf(stderr, "%s: the peer is gone\n", who);
+			exit(1);
+		}
+		if (progress != NULL)
+			progress();
+	}
+}
+
 /* The end of side @is_a of test @name: its verdict, A's including B's exit status. */
 static inline int test_fork_done(bool is_a, const char *name)
 {

@@ -47,7 +47,6 @@
 #define WAIT_S 60.0             /* at most this long for a completion or a message */
 #define QKEY 0x11111111u
 #define DEPTH 32                /* send WRs in flight at most */
-#define STASH 64
 
 enum op { OP_SEND, OP_WRITE, OP_READ, OP_FA, OP_CS };
 enum kind { M_READY = 1, M_DONE, M_RESULT };
@@ -80,8 +79,6 @@ static enum op op = OP_SEND;
 static uint32_t size = 4096, count = 20;
 static int gidx = 1;
 static struct conn me, peer;
-static struct ibv_wc stash[STASH];      /* completions polled while waiting for a message */
-static int nstash;
 
 static const char *side(bool client)
 {
@@ -113,13 +110,6 @@ static uint64_t atomic_operand(uint32_t i)
 	return 0x9e3779b97f4a7c15ull ^ ((uint64_t)i << 20);
 }
 
-/* One poll of the CQ (progress for dpverbs' direct mode), a completion kept for next_wc. */
-static void poll_stash(void)
-{
-	if (nstash < STASH && ibv_poll_cq(cq, 1, &stash[nstash]) == 1)
-		nstash++;
-}
-
 static void send_msg(enum kind kind, uint32_t status)
 {
 	struct msg m = { .kind = kind, .status = status };
@@ -131,36 +121,8 @@ static struct msg recv_msg(enum kind kind)
 {
 	struct msg m;
 
-	peer_read(&m, sizeof(m), WAIT_S);
-	if (m.kind != kind) {
-		errno = EPROTO;
-		peer_die("an unexpected message");
-	}
+	peer_read_kind(&m, sizeof(m), kind, WAIT_S);
 	return m;
-}
-
-/* The next completion (stashed or polled), at most WAIT_S; status GENERAL_ERR and wr_id
- * UINT64_MAX if none. */
-static struct ibv_wc next_wc(void)
-{
-	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR, .wr_id = UINT64_MAX };
-	double t0 = peer_now();
-
-	if (nstash > 0) {
-		wc = stash[0];
-		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
-		return wc;
-	}
-	while (peer_now() - t0 < WAIT_S) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n == 1)
-			return wc;
-		if (n < 0)
-			break;
-	}
-	printf("no completion in %.0f s\n", WAIT_S);
-	return wc;
 }
 
 static void modify(struct ibv_qp *q, struct ibv_qp_attr *a, int mask, const char *what)
@@ -428,7 +390,7 @@ static void check_recvs(void)
 	uint32_t bytes_bad = 0, wc_bad = 0, grh_bad = 0, tail_bad = 0;
 
 	for (uint32_t i = 0; i < count; i++) {
-		struct ibv_wc wc = next_wc();
+		struct ibv_wc wc = peer_next_wc(WAIT_S);
 		uint32_t qpn = type == IBV_QPT_XRC_SEND ? me.qpn2 : me.qpn;
 		const uint8_t *s = buf + i * slot;
 		bool ok = wc.status == IBV_WC_SUCCESS && wc.wr_id == i && wc.opcode == IBV_WC_RECV &&
@@ -469,7 +431,7 @@ static void check_written(void)
 	uint32_t i, bad;
 
 	do {
-		poll_stash();
+		peer_poll_stash();
 		for (i = 0, bad = 0; i < count; i++)
 			bad += first_bad(buf + i * slot, !is_client, i, size) < size;
 	} while (bad != 0 && peer_now() - t0 < WAIT_S);
@@ -511,7 +473,7 @@ static void initiate(void)
 	while (done < count) {
 		while (posted < count && posted - done < DEPTH)
 			post_op(posted++);
-		struct ibv_wc wc = next_wc();
+		struct ibv_wc wc = peer_next_wc(WAIT_S);
 		uint32_t i = (uint32_t)wc.wr_id;
 
 		if ((wc.status != IBV_WC_SUCCESS || wc.wr_id != done) && wc_bad++ < 3)
@@ -663,7 +625,7 @@ int main(int argc, char **argv)
 		usage();
 	is_client = host != NULL;
 	peer_name = is_client ? "data_peer (client)" : "data_peer (server)";
-	peer_idle = poll_stash;
+	peer_idle = peer_poll_stash;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* a slot: the message, room for UD's GRH, 64 guard bytes; 8-aligned for atomics */
 	slot = (size + GRH_LEN + 64 + 7) & ~(size_t)7;
@@ -676,6 +638,7 @@ int main(int argc, char **argv)
 	cq = pd ? ibv_create_cq(ctx, 2 * count + DEPTH, NULL, NULL, 0) : NULL;
 	if (cq == NULL)
 		peer_die("aligned_alloc/ibv_alloc_pd/ibv_create_cq");
+	peer_cq = cq;
 	mr = ibv_reg_mr(pd, buf, buf_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			(type == IBV_QPT_UC ? 0 : IBV_ACCESS_REMOTE_READ |
 			 IBV_ACCESS_REMOTE_ATOMIC));

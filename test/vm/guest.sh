@@ -5,31 +5,8 @@
 # with the NIC as the only DPDK device (-a BDF, IOVA as VA). A step's output, expectation file
 # and exit code go to $dpv_out/NAME/, shared with the host, which captures what the NIC sends.
 # Kernel command line: dpv_out, dpv_mods, dpv_kver, dpv_bdf, dpv_guest (this script).
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs dev /dev
-# A writable /tmp; the tmpfs must not hide a source or build tree that lives under the host's
-# /tmp (a CI clone may): their top directories are bound back from the host's /tmp.
-keep=
-for p in "$dpv_guest" "$dpv_mods"; do
-	case "$p" in /tmp/?*) t=${p#/tmp/}; keep="$keep ${t%%/*}" ;; esac
-done
-[ -n "$keep" ] && mount --bind /tmp /mnt
-mount -t tmpfs tmp /tmp
-for t in $keep; do
-	mkdir -p "/tmp/$t" && mount --bind "/mnt/$t" "/tmp/$t"
-done
-mount -t tmpfs run /run
-mkdir -p "$dpv_out"
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 dpvout "$dpv_out"
-
-finish() {
-	echo "$1" > "$dpv_out/guest.rc"
-	sync                       # the host reads it after the power-off
-	echo o > /proc/sysrq-trigger
-	while :; do :; done        # the power-off takes the 9p root away: no more execs
-}
+# mounts, /tmp, $dpv_out; finish (guest_lib.sh, next to this script: no exec to find it)
+. "${dpv_guest%/*}/guest_lib.sh"
 
 setup() {
 	echo "guest: kernel $(uname -r), $(nproc) CPUs, IOMMU groups: $(ls /sys/kernel/iommu_groups | wc -l)"

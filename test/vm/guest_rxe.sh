@@ -12,30 +12,8 @@
 # have the step run again (step(), below).
 # Kernel command line: dpv_out, dpv_mods, dpv_kver, dpv_guest (this script), dpv_mac (the
 # NIC), dpv_ip4, dpv_ip6 (its addresses, with their prefix lengths).
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs dev /dev
-# A writable /tmp that does not hide a build tree under the host's /tmp (as guest.sh)
-keep=
-for p in "$dpv_guest" "$dpv_mods"; do
-	case "$p" in /tmp/?*) t=${p#/tmp/}; keep="$keep ${t%%/*}" ;; esac
-done
-[ -n "$keep" ] && mount --bind /tmp /mnt
-mount -t tmpfs tmp /tmp
-for t in $keep; do
-	mkdir -p "/tmp/$t" && mount --bind "/mnt/$t" "/tmp/$t"
-done
-mount -t tmpfs run /run
-mkdir -p "$dpv_out"
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 dpvout "$dpv_out"
-
-finish() {
-	echo "$1" > "$dpv_out/guest.rc"
-	sync                       # the host reads it after the power-off
-	echo o > /proc/sysrq-trigger
-	while :; do :; done        # the power-off takes the 9p root away: no more execs
-}
+# mounts, /tmp, $dpv_out; finish (guest_lib.sh, next to this script: no exec to find it)
+. "${dpv_guest%/*}/guest_lib.sh"
 
 # "[seconds since boot]" (the shell's own read: no exec, which is slow under TCG over 9p)
 up() {

@@ -75,8 +75,6 @@ static struct ibv_mr *mr;
 static uint8_t *buf;
 static bool owner;
 static bool on_rxe;             /* the device is Linux soft-RoCE (see RXE_WITH_INV) */
-static struct ibv_wc stash[16];         /* completions polled while waiting for a message */
-static int nstash;
 static struct ibv_mw *mw;               /* the owner's window */
 static int gidx = 1;
 
@@ -106,14 +104,6 @@ static uint8_t user_byte(size_t i)
 	return unique_byte(0xb0b5eedu, i);
 }
 
-/* One poll of the CQ while waiting for the peer (it drives this side's QP), a completion kept
- * for next_wc. */
-static void poll_stash(void)
-{
-	if (nstash < 16 && ibv_poll_cq(cq, 1, &stash[nstash]) == 1)
-		nstash++;
-}
-
 static void send_msg(enum kind kind, uint32_t rkey, uint64_t addr, uint32_t len, uint32_t status)
 {
 	struct msg m = { .kind = kind, .rkey = rkey, .len = len, .status = status, .addr = addr };
@@ -125,11 +115,7 @@ static struct msg recv_msg(enum kind kind)
 {
 	struct msg m;
 
-	peer_read(&m, sizeof(m), WAIT_S);
-	if (m.kind != kind) {
-		errno = EPROTO;
-		peer_die("an unexpected message");
-	}
+	peer_read_kind(&m, sizeof(m), kind, WAIT_S);
 	return m;
 }
 
@@ -141,39 +127,11 @@ static void peer_result(const char *what)
 	peer_check(m.status == 0, "the owner: %s", what);
 }
 
-/* The next completion (stashed or polled), at most @wait s; status GENERAL_ERR if none. */
-static struct ibv_wc next_wc_for(double wait)
-{
-	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR, .wr_id = UINT64_MAX };
-	double t0 = peer_now();
-
-	if (nstash > 0) {
-		wc = stash[0];
-		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
-		return wc;
-	}
-	while (peer_now() - t0 < wait) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n == 1)
-			return wc;
-		if (n < 0)
-			break;
-	}
-	printf("no completion in %.0f s\n", wait);
-	return wc;
-}
-
-static struct ibv_wc next_wc(void)
-{
-	return next_wc_for(WAIT_S);
-}
-
 /* The completion of WR @wr_id, checked for @status (and @opcode on success). */
 static struct ibv_wc expect_wc(uint64_t wr_id, enum ibv_wc_status status,
 			       enum ibv_wc_opcode opcode, const char *what)
 {
-	struct ibv_wc wc = next_wc();
+	struct ibv_wc wc = peer_next_wc(WAIT_S);
 
 	peer_check(wc.wr_id == wr_id && wc.status == status &&
 	      (status != IBV_WC_SUCCESS || wc.opcode == opcode),
@@ -288,7 +246,7 @@ static void new_connection(void)
 		peer_die("ibv_destroy_qp");
 	while (ibv_poll_cq(cq, 1, &wc) > 0)
 		;
-	nstash = 0;
+	peer_stash_clear();
 	qp = ibv_create_qp(pd, &init);
 	if (qp == NULL)
 		peer_die("ibv_create_qp(RC)");
@@ -367,7 +325,7 @@ static void run_owner(void)
 
 	/* the user's SEND_WITH_INV */
 	recv_msg(M_CHECK_INV);
-	wc = next_wc();
+	wc = peer_next_wc(WAIT_S);
 	with_inv = wc.wc_flags & IBV_WC_WITH_INV;
 	if (!with_inv && on_rxe && (wc.wc_flags & RXE_WITH_INV)) {
 		printf("note: rxe's wc_flags %#x carry the kernel's IB_WC_WITH_INVALIDATE (%#x), "
@@ -413,7 +371,7 @@ static void run_owner(void)
 	post_recv7(13);
 	rkey = bind_window(14);
 	recv_msg(M_CHECK_INV);
-	wc = next_wc_for(5);
+	wc = peer_next_wc(5);
 	ok = wc.wr_id == 13 && wc.status != IBV_WC_SUCCESS;
 	peer_check(ok, "the receive of a SEND_WITH_INV of key %#x: %s (wr_id %llu; expected an error)",
 	      BOGUS_KEY, ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
@@ -545,7 +503,7 @@ int main(int argc, char **argv)
 		usage();
 	owner = !strcmp(own, host ? "client" : "server");
 	peer_name = owner ? "mw_peer (owner)" : "mw_peer (user)";
-	peer_idle = poll_stash;
+	peer_idle = peer_poll_stash;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	list = ibv_get_device_list(NULL);
@@ -575,6 +533,7 @@ int main(int argc, char **argv)
 	cq = pd ? ibv_create_cq(ctx, 64, NULL, NULL, 0) : NULL;
 	if (cq == NULL)
 		peer_die("ibv_alloc_pd/ibv_create_cq");
+	peer_cq = cq;
 	mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
 			(owner ? IBV_ACCESS_MW_BIND : 0));
 	if (mr == NULL)

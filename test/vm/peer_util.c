@@ -16,6 +16,44 @@ const char *peer_name = "peer";
 int peer_failures;
 int peer_sock = -1;
 void (*peer_idle)(void);
+struct ibv_cq *peer_cq;
+
+#define PEER_STASH 64
+static struct ibv_wc stash[PEER_STASH];
+static int nstash;
+
+void peer_poll_stash(void)
+{
+	if (nstash < PEER_STASH && ibv_poll_cq(peer_cq, 1, &stash[nstash]) == 1)
+		nstash++;
+}
+
+void peer_stash_clear(void)
+{
+	nstash = 0;
+}
+
+struct ibv_wc peer_next_wc(double wait_s)
+{
+	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR, .wr_id = UINT64_MAX };
+	double t0 = peer_now();
+
+	if (nstash > 0) {
+		wc = stash[0];
+		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
+		return wc;
+	}
+	while (peer_now() - t0 < wait_s) {
+		int n = ibv_poll_cq(peer_cq, 1, &wc);
+
+		if (n == 1)
+			return wc;
+		if (n < 0)
+			break;
+	}
+	printf("no completion in %.0f s\n", wait_s);
+	return wc;
+}
 
 double peer_now(void)
 {
@@ -85,6 +123,18 @@ static int accept_one(int lfd, const struct addrinfo *res)
 		peer_die("accept");
 	close(lfd);
 	return fd;
+}
+
+void peer_read_kind(void *m, size_t n, uint32_t kind, double wait_s)
+{
+	uint32_t got;
+
+	peer_read(m, n, wait_s);
+	memcpy(&got, m, sizeof(got));
+	if (got != kind) {
+		errno = EPROTO;
+		peer_die("an unexpected message");
+	}
 }
 
 int peer_tcp(const char *host, const char *port, double wait_s)

@@ -8,25 +8,20 @@
 # output is shown. The same binary runs
 # on rxe in the soft-RoCE VM test (run_rxe_test.sh rc).
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 run=$1 prog=$2
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: the veth pair needs root"; exit 77; }
-a=mwpa$$; b=mwpb$$
 dir=$(mktemp -d)
 srv=
 cleanup() {
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
 	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1
-for i in "$a" "$b"; do
-	sysctl -qw net.ipv6.conf."$i".disable_ipv6=1
-	ip link set "$i" up
-done
+veth_up mwp   # $a, $b: up, IPv6 off
 printf 'port_addr = net_af_packet0 10.79.0.1\n' > "$dir/a.conf"
 printf 'port_addr = net_af_packet0 10.79.0.2\n' > "$dir/b.conf"
 quiet='--log-level=lib.eal:warning --log-level=lib.telemetry:warning --log-level=pmd.net.af_packet:error'
@@ -58,5 +53,4 @@ for own in server client; do
 		"grep -q '^ok: SEND_WITH_INV of a key naming nothing: completion remote invalid request error' '$dir/$u.$own'"
 	for f in "$dir"/*."$own"; do echo "--- $(basename "$f")"; grep -v -e "^EAL:" -e "^TELEMETRY:" "$f"; done
 done
-echo "mw_peer: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "mw_peer"

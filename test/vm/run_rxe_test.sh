@@ -164,24 +164,16 @@ trap 'exit 1' INT TERM
 in_ns() { ip netns exec "$ns" "$@"; }
 
 . "$here/vm_kernel.sh"
+. "$here/vm_host.sh"
 
 network() {
 	ip netns add "$ns" || return 1
 	# IPv6 on $vb only (no router solicitations or MLD from the rest), without DAD: its
 	# fe80:: address is usable at once
-	in_ns sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ip -n "$ns" tuntap add dev "$tap" mode tap vnet_hdr || return 1
-	ip -n "$ns" link add "$va" type veth peer name "$vb" || return 1
+	vm_tap_veth "$tap" "$va" "$vb" || return 1
 	in_ns sysctl -qw net.ipv6.conf."$vb".disable_ipv6=0 net.ipv6.conf."$vb".accept_dad=0
 	# no offloads where the frames leave: the kernel finishes the guest's TCP checksums
-	in_ns ethtool -K "$va" tx off tso off gso off sg off > /dev/null || return 1
-	for i in lo "$tap" "$va" "$vb"; do ip -n "$ns" link set "$i" up; done
-	tc -n "$ns" qdisc add dev "$tap" ingress &&
-	tc -n "$ns" filter add dev "$tap" parent ffff: protocol all u32 match u32 0 0 \
-		action mirred egress redirect dev "$va" &&
-	tc -n "$ns" qdisc add dev "$va" ingress &&
-	tc -n "$ns" filter add dev "$va" parent ffff: protocol all u32 match u32 0 0 \
-		action mirred egress redirect dev "$tap" || return 1
+	vm_mirror "$tap" "$va" "$vb" || return 1
 	ip -n "$ns" addr add 10.98.0.1/24 dev "$vb" &&
 		ip -n "$ns" -6 addr add fd98::1/64 dev "$vb" nodad || return 1
 	vb_mac=$(in_ns cat /sys/class/net/"$vb"/address)
@@ -193,29 +185,10 @@ boot() {
 	local qemu_mem=1024
 	[ "$mode" = bench ] && qemu_mem=2048      # hugepages for two dpverbs processes
 	printf '%s\n' "$@" > "$dir/steps"
-	ip netns exec "$ns" qemu-system-x86_64 -accel tcg -M q35 -cpu max -smp 2 -m $qemu_mem -nodefaults \
-		-display none -serial "file:$dir/console.log" -monitor none -no-reboot \
-		-kernel "$KDIR/vmlinuz" -initrd "$KDIR/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 no_timer_check dpv_kver=$KVER dpv_guest=$here/guest_rxe.sh dpv_out=$dir dpv_mods=$KDIR/root dpv_mac=$guest_mac dpv_ip4=10.98.0.2/24 dpv_ip6=fd98::2/64" \
-		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot,addr=0x4 \
-		-fsdev local,id=out,path="$dir",security_model=none \
-		-device virtio-9p-pci,fsdev=out,mount_tag=dpvout,addr=0x5 \
+	vm_qemu guest_rxe.sh "dpv_mac=$guest_mac dpv_ip4=10.98.0.2/24 dpv_ip6=fd98::2/64" \
+		-M q35 -cpu max -smp 2 -m $qemu_mem \
 		-netdev tap,id=net0,ifname="$tap",script=no,downscript=no,vhost=off,vnet_hdr=on \
-		-device virtio-net-pci,netdev=net0,mac=$guest_mac,disable-legacy=on,addr=0x3 \
-		> "$dir/qemu.log" 2>&1 &
-	qpid=$!
-}
-
-# Wait (at most $2 s) for file $1, while the guest lives; 1 if it did not come.
-await() {
-	local i
-	for i in $(seq $(($2 * 10))); do
-		[ -e "$1" ] && return 0
-		kill -0 "$qpid" 2>/dev/null || { [ -e "$1" ]; return; }
-		sleep 0.1
-	done
-	return 1
+		-device virtio-net-pci,netdev=net0,mac=$guest_mac,disable-legacy=on,addr=0x3
 }
 
 # Until something listens on TCP port 18515 in the namespace (at most $2 s) or process $1 ends.

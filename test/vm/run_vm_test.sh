@@ -59,25 +59,15 @@ trap 'exit 1' INT TERM
 
 # ---- the guest kernel: Debian's, its modules pruned to what the VMs load (vm_kernel.sh) ----
 . "$here/vm_kernel.sh"
+. "$here/vm_host.sh"
 
 # ---- the NIC's host side ----
 network() {
 	ip netns add "$ns" || return 1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ip -n "$ns" tuntap add dev "$tap" mode tap vnet_hdr || return 1
-	ip -n "$ns" link add "$va" type veth peer name "$vb" || return 1
-	# no offloads where the frames leave: the kernel segments and checksums them in software
-	ip netns exec "$ns" ethtool -K "$va" tx off tso off gso off sg off > /dev/null || return 1
-	for i in lo "$tap" "$va" "$vb"; do ip -n "$ns" link set "$i" up; done
+	vm_tap_veth "$tap" "$va" "$vb" && vm_mirror "$tap" "$va" "$vb" || return 1
 	# a veth drops frames longer than its peer's MTU + 18; the guest sends longer ones (QinQ,
 	# and the 9000-byte segments of TSO WRs whose mss exceeds the MTU, as a NIC would)
 	ip -n "$ns" link set "$vb" mtu 65000
-	tc -n "$ns" qdisc add dev "$tap" ingress &&
-	tc -n "$ns" filter add dev "$tap" parent ffff: protocol all u32 match u32 0 0 \
-		action mirred egress redirect dev "$va" &&
-	tc -n "$ns" qdisc add dev "$va" ingress &&
-	tc -n "$ns" filter add dev "$va" parent ffff: protocol all u32 match u32 0 0 \
-		action mirred egress redirect dev "$tap" || return 1
 	ip -n "$ns" addr add 10.98.0.1/24 dev "$vb"
 	ip -n "$ns" neigh add 10.98.0.2 lladdr $guest_mac dev "$vb"
 }
@@ -86,30 +76,9 @@ netdev="tap,id=net0,ifname=$tap,script=no,downscript=no,vhost=off,vnet_hdr=on"
 nic="virtio-net-pci,netdev=net0,mac=$guest_mac,disable-legacy=on,iommu_platform=on,addr=0x3"
 boot() {
 	printf '%s\n' "$@" > "$dir/steps"
-	ip netns exec "$ns" qemu-system-x86_64 -accel tcg -M q35,kernel-irqchip=split -cpu max \
-		-smp 2 -m 2048 -nodefaults -display none -serial "file:$dir/console.log" \
-		-monitor none -no-reboot \
-		-device intel-iommu,intremap=on,aw-bits=48 \
-		-kernel "$KDIR/vmlinuz" -initrd "$KDIR/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 no_timer_check intel_iommu=on dpv_kver=$KVER dpv_guest=$here/guest.sh dpv_out=$dir dpv_mods=$KDIR/root dpv_bdf=$bdf" \
-		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot,addr=0x4 \
-		-fsdev local,id=out,path="$dir",security_model=none \
-		-device virtio-9p-pci,fsdev=out,mount_tag=dpvout,addr=0x5 \
-		-netdev "$netdev" -device "$nic" \
-		> "$dir/qemu.log" 2>&1 &
-	qpid=$!
-}
-
-# Wait (at most $2 s) for file $1, while the guest lives; 1 if it did not come.
-await() {
-	local i
-	for i in $(seq $(($2 * 10))); do
-		[ -e "$1" ] && return 0
-		kill -0 "$qpid" 2>/dev/null || { [ -e "$1" ]; return; }
-		sleep 0.1
-	done
-	return 1
+	vm_qemu guest.sh "intel_iommu=on dpv_bdf=$bdf" -M q35,kernel-irqchip=split -cpu max \
+		-smp 2 -m 2048 -device intel-iommu,intremap=on,aw-bits=48 \
+		-netdev "$netdev" -device "$nic"
 }
 
 # Capture on $vb (and, if $2 is set, on the tap) while the guest runs step $1.

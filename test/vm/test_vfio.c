@@ -143,18 +143,7 @@ static void receive(struct ibv_pd *pd, struct ibv_cq *cq)
 								  .max_recv_sge = 1 });
 	uint8_t *rx = malloc(NB_RX * 2048);
 	struct ibv_mr *mr = ibv_reg_mr(pd, rx, NB_RX * 2048, IBV_ACCESS_LOCAL_WRITE);
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_ipv4_ext ip;
-		struct ibv_flow_spec_tcp_udp udp;
-	} rule = {
-		.attr = { .size = sizeof(rule), .num_of_specs = 2, .port = 1 },
-		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(rule.ip),
-			.val = { .proto = 17 }, .mask = { .proto = 0xff } },
-		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(rule.udp),
-			 .val.dst_port = htons(7777), .mask.dst_port = 0xffff },
-	};
-	struct ibv_flow *flow = ibv_create_flow(qp, &rule.attr);
+	struct ibv_flow *flow = test_udp_flow(qp, 7777);
 	struct ibv_wc wc[NB_RX];
 	int n = 0, ok = 0;
 
@@ -223,7 +212,5 @@ int main(int argc, char **argv)
 	receive(pd, cq);
 	CHECK_EQ(dpv_dma_range_count(), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("vfio");
+	return test_finish(ctx, pd, "vfio");
 }

@@ -4,12 +4,7 @@
 # off on both ends, so that the kernel sends nothing of its own into the test's traffic).
 # The pair is removed afterwards.
 set -u
-prog=$1
-a=dpvma$$
-b=dpvmb$$
-cleanup() {
-	ip link del "$a" 2>/dev/null
-}
-trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1   # up, IPv6 off
-DPV_MW_IFACE_A=$a DPV_MW_IFACE_B=$b timeout 100 "$prog"
+. "$(dirname "$0")/../lib/net.sh"
+trap net_cleanup EXIT
+veth_up dpvm   # $a, $b: up, IPv6 off
+DPV_MW_IFACE_A=$a DPV_MW_IFACE_B=$b timeout 100 "$1"

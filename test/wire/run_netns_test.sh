@@ -4,6 +4,7 @@
 # 7778 there. PROGRAM sends UDP datagrams to both; the kernel delivers only those with good
 # checksums. Counts: 20 IPv4 and 20 IPv6 on 7777 (IP_CSUM), none on 7778 (no IP_CSUM).
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 prog=$1
 dir=$(mktemp -d)
 ns=dpvns$$
@@ -11,7 +12,7 @@ ifname=dpvn$$
 lpid=
 cleanup() {
 	[ -n "$lpid" ] && kill "$lpid" 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -19,13 +20,9 @@ export DPV_TEST_READY=$dir/ready DPV_TEST_GO=$dir/go DPV_TEST_DONE=$dir/done DPV
 DPV_EAL_ARGS="--vdev=net_tap_n0,iface=$ifname --log-level=lib.eal:error --log-level=pmd.net.tap:critical --log-level=lib.telemetry:error" \
 	"$prog" "$dir/mac" > "$dir/prog.out" 2>&1 &
 ppid=$!
-for i in $(seq 200); do [ -e "$dir/ready" ] && break; sleep 0.05; done
-ip netns add "$ns"
-ip link set "$ifname" netns "$ns"
-ip -n "$ns" link set lo up
-ip -n "$ns" link set "$ifname" up
-ip -n "$ns" addr add 10.99.0.1/24 dev "$ifname"
-ip -n "$ns" addr add fd00:99::1/64 dev "$ifname" nodad
+wait_file "$dir/ready" 200
+netns_add "$ns"
+netns_move "$ns" "$ifname" 10.99.0.1/24 fd00:99::1/64
 ip netns exec "$ns" cat /sys/class/net/"$ifname"/address > "$dir/mac"
 ip netns exec "$ns" /usr/bin/python3 -c '
 import select, socket, sys, time
@@ -51,7 +48,7 @@ while time.time() < end:
 print(" ".join("%s:%d=%d" % (k[0], k[1], v) for k, v in sorted(count.items())))
 ' "$dir/listening" "$dir/stop" > "$dir/counts" &
 lpid=$!
-for i in $(seq 100); do [ -e "$dir/listening" ] && break; sleep 0.05; done
+wait_file "$dir/listening" 100
 touch "$dir/go"
 while kill -0 $ppid 2>/dev/null && [ ! -e "$dir/done" ]; do sleep 0.05; done
 sleep 1

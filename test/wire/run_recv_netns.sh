@@ -4,12 +4,13 @@
 # datagram through a socket, two frames through a packet socket (scapy), one of them with a
 # wrong checksum, and one datagram to another port.
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 prog=$1
 dir=$(mktemp -d)
 ns=dpvrx$$
 ifname=dpvr$$
 cleanup() {
-	ip netns del "$ns" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -17,12 +18,9 @@ export DPV_TEST_READY=$dir/ready DPV_TEST_GO=$dir/go DPV_TEST_DONE=$dir/done DPV
 DPV_EAL_ARGS="--vdev=net_tap_r0,iface=$ifname --log-level=lib.eal:error --log-level=pmd.net.tap:critical --log-level=lib.telemetry:error" \
 	"$prog" > "$dir/prog.out" 2>&1 &
 ppid=$!
-for i in $(seq 200); do [ -e "$dir/ready" ] && break; sleep 0.05; done
-ip netns add "$ns"
-ip link set "$ifname" netns "$ns"
-ip -n "$ns" link set lo up
-ip -n "$ns" link set "$ifname" up
-ip -n "$ns" addr add 10.98.0.1/24 dev "$ifname"
+wait_file "$dir/ready" 200
+netns_add "$ns"
+netns_move "$ns" "$ifname" 10.98.0.1/24
 ip -n "$ns" neigh add 10.98.0.2 lladdr 02:00:00:00:00:02 dev "$ifname"
 touch "$dir/go"
 while kill -0 $ppid 2>/dev/null && [ ! -e "$dir/done" ]; do sleep 0.05; done

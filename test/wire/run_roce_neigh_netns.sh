@@ -8,43 +8,38 @@
 # has dpverbs' MAC for both; the capture decodes (tshark) as ARP request/reply and ICMPv6
 # NS/NA from dpverbs with the right fields and good ICMPv6 checksums.
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 prog=$1
 dir=$(mktemp -d)
 ns=dpvrn$$; a=dpvra$$; b=dpvrb$$
 cap_pid=; ppid=
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 cleanup() {
 	[ -n "$cap_pid" ] && kill "$cap_pid" 2>/dev/null
 	[ -n "$ppid" ] && kill "$ppid" 2>/dev/null
-	ip link del "$a" 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-ip link add "$a" type veth peer name "$b" || exit 1
+veth_add "$a" "$b" || exit 1
 # the kernel's end on dpverbs' side stays silent: no IPv6 (no router solicitation, no ND)
 sysctl -qw net.ipv6.conf."$a".disable_ipv6=1
 ip link set "$a" up
-ip netns add "$ns"
-ip link set "$b" netns "$ns"
-ip -n "$ns" link set lo up
-ip -n "$ns" addr add 10.97.0.1/24 dev "$b"
-ip -n "$ns" addr add fd00:97::1/64 dev "$b" nodad
-ip -n "$ns" link set "$b" up
+netns_add "$ns"
+netns_move "$ns" "$b" 10.97.0.1/24 fd00:97::1/64
 kmac=$(ip netns exec "$ns" cat /sys/class/net/"$b"/address)
 
 ip netns exec "$ns" tshark -i "$b" -f "arp or icmp6" -w "$dir/cap.pcapng" > "$dir/tshark.log" 2>&1 &
 cap_pid=$!
-for i in $(seq 100); do grep -q "Capturing on" "$dir/tshark.log" 2>/dev/null && break; sleep 0.1; done
+wait_line "Capturing on" "$dir/tshark.log" 100
 
 printf 'port_addr = net_af_packet0 10.97.0.2 fd00:97::2\n' > "$dir/dpv.conf"
 export DPV_TEST_READY=$dir/ready DPV_TEST_GO=$dir/go DPV_TEST_DONE=$dir/done DPV_TEST_CLOSE=$dir/close
 DPV_CONFIG="$dir/dpv.conf" \
-DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a --log-level=lib.eal:error --log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error" \
+DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a $AF_PACKET_QUIET" \
 	"$prog" "$dir/result" > "$dir/prog.out" 2>&1 &
 ppid=$!
-for i in $(seq 200); do [ -e "$dir/ready" ] && break; sleep 0.05; done
+wait_file "$dir/ready" 200
 touch "$dir/go"
 for i in $(seq 400); do [ -e "$dir/done" ] || ! kill -0 "$ppid" 2>/dev/null && break; sleep 0.05; done
 
@@ -90,5 +85,4 @@ check "NA from dpverbs to the kernel: target fd00:97::2, solicited, override, it
 	"t 'icmpv6.type == 136 && eth.src == $own' '-e eth.dst -e ipv6.src -e ipv6.dst -e ipv6.hlim -e icmpv6.nd.na.target_address -e icmpv6.nd.na.flag.r -e icmpv6.nd.na.flag.s -e icmpv6.nd.na.flag.o -e icmpv6.opt.linkaddr -e icmpv6.checksum.status' | grep -qx '$kmac fd00:97::2 $nssrc 255 fd00:97::2 0 1 1 $own 1'"
 check "nothing from dpverbs is malformed or flagged by tshark" \
 	"[ -z \"\$(t 'eth.src == $own && (_ws.malformed || _ws.expert.severity >= warning)' '-e frame.number')\" ]"
-echo "roce_neigh_netns: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "roce_neigh_netns"

@@ -5,10 +5,9 @@
 # side once the program says where (DPV_TEST_DIR/info); then check_ud_pcap.py reads the
 # capture. IPv6 is off on both ends so that the kernel sends nothing of its own.
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 prog=$1
 here=$(dirname "$0")
-a=dpua$$
-b=dpub$$
 dir=$(mktemp -d)
 cap=
 inj=
@@ -16,7 +15,7 @@ cleanup() {
 	[ -n "$inj" ] && kill "$inj" 2>/dev/null
 	[ -n "$cap" ] && kill "$cap" 2>/dev/null
 	wait 2>/dev/null
-	ip link del "$a" 2>/dev/null
+	net_cleanup
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -24,18 +23,15 @@ for t in dumpcap tshark; do
 	command -v $t >/dev/null || { echo "$t missing"; exit 77; }
 done
 /usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null || { echo "scapy missing"; exit 77; }
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1   # up, IPv6 off
+veth_up dpu   # $a, $b: up, IPv6 off
 dumpcap -q -P -i "$b" -w "$dir/wire.pcap" 2>"$dir/dumpcap.log" &
 cap=$!
-for i in $(seq 100); do
-	grep -q "Capturing on" "$dir/dumpcap.log" 2>/dev/null && break
-	sleep 0.1
-done
+wait_line "Capturing on" "$dir/dumpcap.log" 100
 sleep 0.5
 /usr/bin/python3 "$here/inject_roce.py" "$dir" "$a" &
 inj=$!
 DPV_TEST_DIR=$dir \
-DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a,qdisc_bypass=0 --vdev=net_af_packet1,iface=$b,qdisc_bypass=0 --log-level=lib.eal:error --log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error" \
+DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a,qdisc_bypass=0 --vdev=net_af_packet1,iface=$b,qdisc_bypass=0 $AF_PACKET_QUIET" \
 	"$prog"
 rc=$?
 wait "$inj" || rc=1

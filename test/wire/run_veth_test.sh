@@ -4,14 +4,10 @@
 # the second (DPV_TEST_RX_DEVICE). IPv6 is off on both ends so that the kernel sends nothing of
 # its own (router solicitations) into the test's traffic.
 set -u
+. "$(dirname "$0")/../lib/net.sh"
 prog=$1
-a=dpva$$
-b=dpvb$$
-cleanup() {
-	ip link del "$a" 2>/dev/null
-}
-trap cleanup EXIT
-"$(dirname "$0")/../veth_pair.sh" "$a" "$b" || exit 1   # up, IPv6 off
+trap net_cleanup EXIT
+veth_up dpv   # $a, $b: up, IPv6 off
 DPV_TEST_RX_DEVICE=dpv_net_af_packet1 \
-DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a --vdev=net_af_packet1,iface=$b --log-level=lib.eal:error --log-level=pmd.net.af_packet:error --log-level=lib.telemetry:error" \
+DPV_EAL_ARGS="--vdev=net_af_packet0,iface=$a --vdev=net_af_packet1,iface=$b $AF_PACKET_QUIET" \
 	"$prog"

@@ -94,7 +94,5 @@ int main(int argc, char **argv)
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("csum_netns");
+	return test_finish(ctx, pd, "csum_netns");
 }

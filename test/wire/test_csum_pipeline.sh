@@ -7,8 +7,7 @@ set -u
 prog=$(realpath "$1")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 unset DPV_EAL_ARGS
 cd "$dir"
 /usr/bin/python3 - <<'PY'
@@ -38,5 +37,4 @@ check "33 IPv4/TCP: swapped, TTL 63, checksums good" "grep -qx '33 02:00:00:00:0
 check "33 IPv6/UDP: swapped, hop limit 63, checksum good" "grep -qx '33 02:00:00:00:00:01,02:00:00:00:00:02,,63,,,1' fields.txt"
 n=$(tshark -r out.pcap 2>/dev/null | wc -l)
 check "99 frames out (got $n)" "[ '$n' = 99 ]"
-echo "csum_pipeline: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "csum_pipeline"

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 
 #include "dpv_test_fork.h"
-#include "dpv_test_ud.h"
+#include "dpv_test_rc.h"
 
 #define BUF_LEN (1 << 20)
 #define WIN (64 * 1024)         /* A: the window's MR bytes from here */
@@ -41,30 +41,23 @@ static int nstash;
 
 static void xsend(const struct msg *m)
 {
-	if (write(sock, m, sizeof(*m)) != sizeof(*m)) {
-		perror("write");
-		exit(1);
-	}
+	test_fork_send(sock, m, sizeof(*m));
 }
 
-/* The peer's next message; the CQ is polled meanwhile (it drives this side's QPs). */
+/* Keep a completion polled while waiting for the peer (the CQ drives this side's QPs). */
+static void stash_one(void)
+{
+	if (nstash < 16 && ibv_poll_cq(cq, 1, &stash[nstash]) == 1)
+		nstash++;
+}
+
+/* The peer's next message; the CQ is polled meanwhile. */
 static struct msg xrecv(void)
 {
 	struct msg m;
-	double t0 = test_now();
 
-	for (;;) {
-		ssize_t n = recv(sock, &m, sizeof(m), MSG_DONTWAIT);
-
-		if (n == sizeof(m))
-			return m;
-		if (n == 0 || (n < 0 && errno != EAGAIN) || test_now() - t0 > 30) {
-			fprintf(stderr, "%s: the peer is gone\n", is_a ? "A" : "B");
-			exit(1);
-		}
-		if (nstash < 16 && ibv_poll_cq(cq, 1, &stash[nstash]) == 1)
-			nstash++;
-	}
+	test_fork_recv(sock, &m, sizeof(m), is_a ? "A" : "B", stash_one);
+	return m;
 }
 
 static struct ibv_wc wait_one(enum ibv_wc_status status, uint64_t wr_id, const char *what)
@@ -91,34 +84,23 @@ static struct ibv_qp *connect_qp(void)
 				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_READ |
-						    IBV_ACCESS_REMOTE_WRITE };
+	struct rc_conn c = { .dgid = &peer_gid, .rq_psn = 1, .sq_psn = 1, .rd_atomic = 4,
+			     .min_rnr_timer = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 };
 	struct msg m = { 0 };
 
-	if (qp == NULL || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS)) {
+	if (qp == NULL || rc_to_init(qp, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)) {
 		perror("QP");
 		exit(1);
 	}
 	m.qpn = qp->qp_num;
 	xsend(&m);
 	m = xrecv();
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = m.qpn,
-		.rq_psn = 1, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer_gid, .sgid_index = 1, .hop_limit = 64 } },
-	};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+	c.dqpn = m.qpn;
+	if (rc_to_rtr(qp, &c)) {
 		perror("RTR");
 		exit(1);
 	}
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 1, .timeout = 14,
-				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4 };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)) {
+	if (rc_to_rts(qp, &c)) {
 		perror("RTS");
 		exit(1);
 	}

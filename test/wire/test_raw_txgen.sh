@@ -6,8 +6,7 @@ set -u
 txgen=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 unset DPV_EAL_ARGS
 
 "$txgen" -c -n 100 -s 200 -o "$dir/csum.pcap" > "$dir/out.txt" 2>&1 &
@@ -39,5 +38,4 @@ check "10 frames of 60 bytes (got $n)" "[ '$n' = 10 ]"
 
 "$txgen" -n 0 > /dev/null 2>&1
 check "bad arguments exit 2" "[ $? -eq 2 ]"
-echo "raw_txgen wire: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "raw_txgen wire"

@@ -18,18 +18,7 @@ int main(void)
 	struct ibv_qp *qp = test_raw_qp(pd, cq, (struct ibv_qp_cap){ .max_recv_wr = 8,
 								  .max_recv_sge = 1 });
 	struct ibv_mr *mr = ibv_reg_mr(pd, rx, sizeof(rx), IBV_ACCESS_LOCAL_WRITE);
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_ipv4_ext ip;
-		struct ibv_flow_spec_tcp_udp udp;
-	} rule = {
-		.attr = { .size = sizeof(rule), .num_of_specs = 2, .port = 1 },
-		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(rule.ip),
-			.val = { .proto = 17 }, .mask = { .proto = 0xff } },
-		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(rule.udp),
-			 .val.dst_port = htons(7777), .mask.dst_port = 0xffff },
-	};
-	struct ibv_flow *f = ibv_create_flow(qp, &rule.attr);
+	struct ibv_flow *f = test_udp_flow(qp, 7777);
 	struct ibv_wc wc[8];
 	int n = 0, ok = 0;
 
@@ -64,7 +53,5 @@ int main(void)
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	return test_done("recv_netns");
+	return test_finish(ctx, pd, "recv_netns");
 }

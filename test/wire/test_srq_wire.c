@@ -18,7 +18,7 @@
 #include <fcntl.h>
 
 #include "dpv_test_fork.h"
-#include "dpv_test_ud.h"
+#include "dpv_test_rc.h"
 
 #define BUF_LEN (1 << 20)
 #define TX 0
@@ -48,47 +48,25 @@ static void xsend(uint32_t a, uint32_t b, uint32_t c, int32_t status)
 {
 	struct msg m = { a, b, c, status };
 
-	if (write(sock, &m, sizeof(m)) != sizeof(m)) {
-		perror("write");
-		exit(1);
-	}
+	test_fork_send(sock, &m, sizeof(m));
 }
 
-/* The peer's next message; the port is progressed meanwhile (through the empty CQ: the
- * completions the test checks stay where they are). */
+/* Progress the port through the empty CQ: the completions the test checks stay where they
+ * are. */
+static void progress(void)
+{
+	struct ibv_wc wc;
+
+	ibv_poll_cq(pcq, 1, &wc);
+}
+
+/* The peer's next message; the port is progressed meanwhile. */
 static struct msg xrecv(void)
 {
 	struct msg m;
-	struct ibv_wc wc;
-	double t0 = test_now();
 
-	for (;;) {
-		ssize_t n = recv(sock, &m, sizeof(m), MSG_DONTWAIT);
-
-		if (n == sizeof(m))
-			return m;
-		if (n == 0 || (n < 0 && errno != EAGAIN) || test_now() - t0 > 30) {
-			fprintf(stderr, "%s: the peer is gone\n", me());
-			exit(1);
-		}
-		ibv_poll_cq(pcq, 1, &wc);
-	}
-}
-
-/* Poll @cq until @n completions are in @wc (@seconds at most); how many came. */
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, double seconds)
-{
-	int got = 0;
-	double end = test_now() + seconds;
-
-	while (got < n && test_now() < end) {
-		int k = ibv_poll_cq(cq, n - got, wc + got);
-
-		if (k < 0)
-			return -1;
-		got += k;
-	}
-	return got;
+	test_fork_recv(sock, &m, sizeof(m), me(), progress);
+	return m;
 }
 
 /* The async events of the context queued now: how many of @type. */
@@ -123,33 +101,14 @@ static struct ibv_qp *rc_qp(struct ibv_srq *srq)
  * @rnr_retry for a requester. */
 static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint8_t rnr_retry)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	bool recv_only = qp->qp_type == IBV_QPT_XRC_RECV;
-	bool send_only = qp->qp_type == IBV_QPT_XRC_SEND;
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	int rts = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT;
-	int rc;
-
-	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			   IBV_QP_ACCESS_FLAGS);
-	if (!send_only)
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (!recv_only)
-		rts |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
-		.rq_psn = is_a ? 20 : 10, .max_dest_rd_atomic = 1, .min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = peer_gid, .sgid_index = 1, .hop_limit = 64 } },
-	};
-	rc = rc ? rc : ibv_modify_qp(qp, &a, rtr);
 	/* timeout 18 (1.07 s, 7 retries): a process of a loaded 2-core machine (or sanitized)
 	 * may not run for half a second, and the test is about RNR, not about timeouts */
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = is_a ? 10 : 20,
-				  .timeout = 18, .retry_cnt = 7, .rnr_retry = rnr_retry,
-				  .max_rd_atomic = 1 };
-	rc = rc ? rc : ibv_modify_qp(qp, &a, rts);
+	int rc = rc_connect(qp, IBV_ACCESS_REMOTE_WRITE,
+			    &(struct rc_conn){ .dgid = &peer_gid, .dqpn = dqpn,
+					       .rq_psn = is_a ? 20 : 10, .sq_psn = is_a ? 10 : 20,
+					       .rd_atomic = 1, .min_rnr_timer = 12, .timeout = 18,
+					       .retry_cnt = 7, .rnr_retry = rnr_retry });
+
 	if (rc != 0) {
 		fprintf(stderr, "%s: connect: %s\n", me(), strerror(rc));
 		exit(1);
@@ -210,19 +169,19 @@ static void a_overflow(void)
 	xrecv();
 	for (int i = 0; i < 5; i++)
 		CHECK_EQ(send_msg(qp, 1000 + i, (uint8_t)i, i, 0), 0);
-	n = poll_n(scq, wc, 4, 10);
+	n = test_poll_for(scq, wc, 4, 10);
 	CHECK(n == 4, "A: overflow: %d of the first 4 SENDs completed", n);
 	for (int i = 0; i < n; i++)
 		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].wr_id == (uint64_t)i,
 		      "A: SEND %d: %s wr_id %lu", i, ibv_wc_status_str(wc[i].status),
 		      (unsigned long)wc[i].wr_id);
 	/* the 5th finds the SRQ empty: RNR NAKs, retried forever (rnr_retry 7), no completion */
-	n = poll_n(scq, wc, 1, 0.5);
+	n = test_poll_for(scq, wc, 1, 0.5);
 	CHECK(n == 0, "A: the 5th SEND completed (%s) with the SRQ empty",
 	      n ? ibv_wc_status_str(wc[0].status) : "");
 	xsend(0, 0, 0, 0);               /* B: post one more WQE */
 	xrecv();
-	n = poll_n(scq, wc, 1, 10);
+	n = test_poll_for(scq, wc, 1, 10);
 	CHECK(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 4,
 	      "A: the 5th SEND after B posted a WQE: %d, %s", n,
 	      n ? ibv_wc_status_str(wc[0].status) : "none");
@@ -244,7 +203,7 @@ static void a_rnr_exceeded(void)
 	xsend(0, 0, 0, 0);
 	xrecv();
 	CHECK_EQ(send_msg(qp, 64, 9, 9, 0), 0);
-	n = poll_n(scq, &wc, 1, 10);
+	n = test_poll_for(scq, &wc, 1, 10);
 	CHECK(n == 1 && wc.status == IBV_WC_RNR_RETRY_EXC_ERR && wc.wr_id == 9,
 	      "A: SEND to an empty SRQ, rnr_retry 1: %s (want %s)",
 	      n ? ibv_wc_status_str(wc.status) : "no completion",
@@ -282,13 +241,13 @@ static void a_xrc(void)
 	int n;
 
 	CHECK_EQ(send_msg(ini, 2500, 3, 1, n_in), 0);
-	n = poll_n(scq, &wc, 1, 10);
+	n = test_poll_for(scq, &wc, 1, 10);
 	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "A: XRC SEND to its domain's SRQ: %s",
 	      n ? ibv_wc_status_str(wc.status) : "no completion");
 	xsend(0, 0, 0, 0);               /* B: check the receive */
 	xrecv();
 	CHECK_EQ(send_msg(ini, 100, 4, 2, n_out), 0);
-	n = poll_n(scq, &wc, 1, 10);
+	n = test_poll_for(scq, &wc, 1, 10);
 	CHECK(n == 1 && wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 2,
 	      "A: XRC SEND to an SRQ of another domain: %s (want %s)",
 	      n ? ibv_wc_status_str(wc.status) : "no completion",
@@ -300,7 +259,7 @@ static void a_xrc(void)
 	/* a fresh pair (both went to ERR): an SRQ number that names no SRQ */
 	ini = a_xrc_connect(&m);
 	CHECK_EQ(send_msg(ini, 100, 5, 3, m.b), 0);
-	n = poll_n(scq, &wc, 1, 10);
+	n = test_poll_for(scq, &wc, 1, 10);
 	CHECK(n == 1 && wc.status == IBV_WC_REM_INV_REQ_ERR && wc.wr_id == 3,
 	      "A: XRC SEND to no SRQ (number %#x): %s (want %s)", m.b,
 	      n ? ibv_wc_status_str(wc.status) : "no completion",
@@ -330,7 +289,7 @@ static void b_overflow(struct ibv_srq *srq)
 	xrecv();
 	xsend(0, 0, 0, 0);
 	xrecv();                         /* A: 4 completed, the 5th is stuck */
-	n = poll_n(rcq, wc, 5, 2);
+	n = test_poll_for(rcq, wc, 5, 2);
 	CHECK(n == 4, "B: %d receives from 4 WQEs", n);
 	for (int i = 0; i < n && i < 4; i++)
 		bad += !received(&wc[i], 100 + i, qp->qp_num, 1000 + i, i, (uint8_t)i);
@@ -341,7 +300,7 @@ static void b_overflow(struct ibv_srq *srq)
 	CHECK_EQ(srq_post(srq, 4, 104), 0);
 	xsend(0, 0, 0, 0);
 	xrecv();                         /* A's 5th completed */
-	n = poll_n(rcq, wc, 1, 5);
+	n = test_poll_for(rcq, wc, 1, 5);
 	CHECK(n == 1 && received(&wc[0], 104, qp->qp_num, 1004, 4, 4), "B: the 5th receive");
 	CHECK_EQ(count_events(IBV_EVENT_SRQ_LIMIT_REACHED), 0);   /* once */
 	xsend(0, 0, 0, 0);
@@ -359,7 +318,7 @@ static void b_rnr_exceeded(struct ibv_srq *srq)
 	xrecv();
 	xsend(0, 0, 0, 0);
 	xrecv();                         /* A's SEND failed */
-	CHECK_EQ(poll_n(rcq, &wc, 1, 0.2), 0);
+	CHECK_EQ(test_poll_for(rcq, &wc, 1, 0.2), 0);
 	xsend(0, 0, 0, 0);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
@@ -423,12 +382,12 @@ static void b_xrc(void)
 	CHECK_EQ(srq_post(s_out, 1, 300), 0);
 	tgt = b_xrc_connect(x_in, n_in, n_out);
 	xrecv();                         /* A's SEND to s_in completed */
-	n = poll_n(rcq, &wc, 1, 5);
+	n = test_poll_for(rcq, &wc, 1, 5);
 	CHECK(n == 1 && received(&wc, 200, tgt->qp_num, 2500, 0, 3),
 	      "B: the XRC SEND in its domain's SRQ");
 	xsend(0, 0, 0, 0);
 	xrecv();                         /* A's SEND to s_out failed */
-	n = poll_n(rcq, &wc, 1, 0.3);
+	n = test_poll_for(rcq, &wc, 1, 0.3);
 	CHECK(n == 0, "B: %d completions after the SEND to another domain's SRQ (%s wr_id %lu)",
 	      n, n ? ibv_wc_status_str(wc.status) : "", n ? (unsigned long)wc.wr_id : 0ul);
 	xsend(0, 0, 0, 0);
@@ -438,7 +397,7 @@ static void b_xrc(void)
 	n_none = (n_in > n_out ? n_in : n_out) + 1000;
 	tgt = b_xrc_connect(x_in, n_none, 0);
 	xrecv();
-	CHECK_EQ(poll_n(rcq, &wc, 1, 0.3), 0);
+	CHECK_EQ(test_poll_for(rcq, &wc, 1, 0.3), 0);
 	xsend(0, 0, 0, 0);
 	CHECK_EQ(ibv_destroy_qp(tgt), 0);
 	/* the other domain's WQE is still there: a SEND through an XRC_RECV QP of that domain
@@ -453,7 +412,7 @@ int main(void)
 {
 	is_a = test_fork_pair("DPV_MW_IFACE_A", "DPV_MW_IFACE_B", &sock, &ctx);
 	gid_v4(&peer_gid, is_a ? "10.80.0.2" : "10.80.0.1");
-	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	rc_async_nonblock(ctx);
 	buf = aligned_alloc(4096, BUF_LEN);
 	pd = ibv_alloc_pd(ctx);
 	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);

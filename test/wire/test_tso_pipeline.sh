@@ -5,8 +5,7 @@ set -u
 prog=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-pass=0; fail=0
-check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+. "$(dirname "$0")/../lib/check.sh"
 unset DPV_EAL_ARGS
 cd "$dir"
 "$prog" -n 1000003 -m 1000 --verify > out1 2>&1
@@ -21,5 +20,4 @@ n=$(tshark -r tso_pipeline.pcap 2>/dev/null | wc -l)
 check "30 WRs of 7 segments (got $n)" "[ '$n' = 210 ]"
 "$prog" -m 0 > /dev/null 2>&1
 check "bad arguments exit 2" "[ $? -eq 2 ]"
-echo "tso_pipeline: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish "tso_pipeline"
