@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # dpverbs on a fresh Debian 12 machine: install what is missing, build, prepare hugepages, then
 #   ./dpv.sh run  [raw_txgen options]   the main job: frames through a RAW_PACKET QP to a pcap
 #   ./dpv.sh test [meson test options]  the test suite; ends with "N passed, N failed"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # mkstatic.sh OUT CORE.a DPDK.a... : one relocatable object of dpverbs and its DPDK archives,
 # with only ibv_*, _ibv_* (what verbs.h's inline functions call) and dpv_* left global, packed as a static library.
 set -e

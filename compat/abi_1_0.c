@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The IBVERBS_1.0 versions of the functions rdma-core replaced in IBVERBS_1.1 (2006), bound
  * with .symver as rdma-core binds its compat_1_0.c. They took the 1.0 structures (struct
  * ibv_device_1_0 and friends), which dpverbs does not build: a program linked against them

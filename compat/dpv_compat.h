@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The drop-in libibverbs.so.1's own pieces (compat/): what rdma-core exports beyond the verbs
  * API dpverbs implements in lib/verbs. Functions here follow rdma-core's conventions, since
  * only rdma-core's callers use them. */

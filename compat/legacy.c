@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rdma-core's helpers outside the verbs API that programs and rdma-core's own libraries
  * (librdmacm) still bind to: kernel-ABI structure copies, sysfs file reading, rate
  * conversions. Pure functions; none needs a device. (The fork ranges are lib/verbs/fork.c.) */

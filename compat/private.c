@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rdma-core's IBVERBS_PRIVATE_34 symbols: the interface between libibverbs and its provider
  * plugins, which rdma-core's own binaries bind to. Debian's perftest links libmlx5 and libefa,
  * whose constructors register their drivers here; ibv_devinfo asks each GID's type. dpverbs

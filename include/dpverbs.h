@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpverbs: the libibverbs API on DPDK. Applications include <infiniband/verbs.h> and call the
  * standard ibv_* functions; this header adds what verbs has no word for: starting DPDK, and
  * what a port does in hardware or in software.

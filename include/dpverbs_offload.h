@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpverbs: the offloads a port can do and where they run, shared by <dpverbs.h> and by the
  * verbs-free layers inside dpverbs (lib/offload). Included by <dpverbs.h>; applications need
  * not include it themselves. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpv-devinfo: what ibv_devinfo shows for rdma-core devices, for dpverbs devices, plus the
  * DPDK port behind each one and which offloads run in hardware or in software.
  *   DPV_EAL_ARGS="--vdev=net_tap0" dpv-devinfo [-d device] [-v] */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* capture start|stop <port> <file.pcap>: an in-process capture of what a port receives. A
  * RAW_PACKET QP with a SNIFFER flow gets a copy of every frame; a thread polls its CQ and
  * writes each frame with pcap_dump. What the port sends is not seen here (dpverbs' SNIFFER

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* capture start <port> <file.pcap>, capture stop <port>: what a port receives, to a pcap file
  * (a SNIFFER flow on a QP of its own; see capture.c). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* flow create <qp> [priority N] [dont_trap] [normal|all_default|mc_default|sniffer]
  *             [eth [dst M] [src M] [type T] [vlan V]] [/ ipv4 [src A] [dst A] [proto N]]
  *             [/ ipv6 [src A] [dst A]] [/ udp|tcp [src P] [dst P]] [/ end],

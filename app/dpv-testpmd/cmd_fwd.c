@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Forwarding configuration and control: set fwd|txpkts|burst|txflags|verbose, tso set,
  * csum set, start [count <n>], wait [<seconds>], stop. */
 #include <errno.h>

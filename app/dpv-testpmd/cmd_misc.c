@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* help [<command>], load <file>, quit. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* port start|stop|reset <p>, clear port stats <p>|all, port faults <p> rx|tx|both <spec>,
  * show port faults <p>. Stopping a port destroys the QPs, flows
  * and capture made on it and closes its verbs device (dpverbs stops the DPDK port at the last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* post send <qp> hex <bytes>|file <pcap> [signaled] [inline] [ip_csum] [tso <mss>] [pad <n>]
  *           [lkey <v>] [length <n>]
  * posts one WR per frame (a list, for a pcap file) with one ibv_post_send call and prints

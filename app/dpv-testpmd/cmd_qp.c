@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* qp create raw <port> [sq N] [rq N] [inline N] [tso_header N] [mode direct|service],
  * qp modify <id> <state>,
  * qp destroy <id>. A new QP is in RTS; `qp modify` makes exactly one ibv_modify_qp call, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* show device | port info|stats|xstats|tx_offload capabilities <p> | qp [<id>] | cq <id> |
  * config: what the verbs queries and <dpverbs.h> say about devices, ports, QPs and CQs. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Frames and names: the engines' UDP and TCP templates, header lengths, hex and MAC parsing,
  * reading a pcap file, and the names of completion opcodes and errnos. */
 #include <arpa/inet.h>

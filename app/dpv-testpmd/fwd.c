@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Forwarding control: `start` makes a RAW_PACKET QP (and, to receive, an ALL_DEFAULT flow) on
  * every started port and runs the engine on a worker thread; `stop` waits for what is in
  * flight, prints each port's totals and destroys the QPs; `wait` blocks until a `start count`

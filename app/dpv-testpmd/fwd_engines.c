@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The loop every forwarding engine runs, a step over one port's RAW_PACKET QP: poll its CQ;
  * a transmit engine (fwd_tx.c) posts bursts of its WRs, a receive engine (fwd_rx.c) posts each
  * frame it received again from the paired port (zero-copy from the receive buffer) or keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding engine's per-port state, shared by its control (fwd.c) and its engines
  * (fwd_engines.c). One worker thread runs every port's engine step in turn. */
 #ifndef DPV_TESTPMD_FWD_PRIV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receiving engines (an ALL_DEFAULT flow on each port):
  *   rxonly  receive, count, post the buffer again
  *   io      receive, send the frame unchanged from the paired port, zero-copy from the buffer

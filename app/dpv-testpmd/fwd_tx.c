@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The transmit engines:
  *   txonly  bursts of UDP frames (set txpkts: one SGE per segment; set txflags)
  *   tso     bursts of TSO WRs: TCP headers in tso.hdr, set txpkts as the payload, tso set mss */

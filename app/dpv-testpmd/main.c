@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpv-testpmd [EAL arguments] -- [-i] [--cmdline-file F] [--auto-start [--duration S]]
  *             [--stats-period N] [--forward-mode M] [--txpkts L] [--burst N]
  * testpmd's way in: the EAL arguments before "--" start DPDK through dpv_init (without any,

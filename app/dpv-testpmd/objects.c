@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The QPs and flows the command line made, by id (an index that `show`, `post send` and
  * `flow create` name). Each QP has a CQ of its own (same id) for its send and receive
  * completions. A QP comes up in RTS; `qp modify` walks the state machine by hand. */

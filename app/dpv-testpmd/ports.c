@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ports: one verbs device per DPDK port. A started port is an open context with a PD and the
  * buffer arena registered in it; stopping a port destroys what the command line made on it and
  * closes the context (dpverbs stops the DPDK port at its last close). Either a port is fully

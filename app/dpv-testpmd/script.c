@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command files (--cmdline-file, load) and help. A file runs line by line through the same
  * parser as the prompt; a line that does not parse prints the help of its command, and the
  * first line that fails ends the file. */

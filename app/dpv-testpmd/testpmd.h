@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpv-testpmd: a testpmd-like command line for dpverbs. Everything it does goes through verbs
  * (RAW_PACKET QPs, ibv_post_send/ibv_post_recv/ibv_poll_cq, ibv_create_flow) and <dpverbs.h>;
  * this header is the state the command files share. Functions return 0 or a negative errno

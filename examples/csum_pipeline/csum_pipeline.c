@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* csum_pipeline: a forwarding pipeline on verbs. Frames received on a RAW_PACKET QP (an
  * ALL_DEFAULT flow: everything the port gets) have their MAC addresses swapped and their IPv4
  * TTL / IPv6 hop limit decremented in place, and go back out with IBV_SEND_IP_CSUM: whatever

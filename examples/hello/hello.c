@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One Ethernet frame through a RAW_PACKET QP, with nothing but verbs calls. */
 #include <infiniband/verbs.h>
 #include <stdio.h>

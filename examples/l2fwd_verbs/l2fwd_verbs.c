@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* l2fwd_verbs: the verbs twin of DPDK's l2fwd. Every frame a RAW_PACKET QP receives on the
  * first device (an ALL_DEFAULT flow) leaves through a RAW_PACKET QP of the second device with
  * its MAC addresses swapped, zero-copy from the buffer it landed in. Prints per-second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* raw_txgen: send UDP/IPv4 frames through a RAW_PACKET QP with plain verbs calls, then show
  * what reached the wire.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tso_pipeline: send a byte stream as one TCP connection's worth of TSO WRs over a RAW_PACKET
  * QP: up to 64 KiB of payload per WR, the headers once per WR, the port (or dpverbs) cutting
  * segments. Prints segments/s and Gbit/s.

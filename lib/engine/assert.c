@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The out-of-line half of DPV_WARN_ONCE (dpv_assert.h): the message, once per call site. */
 #include <stdarg.h>
 #include <stdio.h>

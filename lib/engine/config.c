@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime configuration: built-in defaults, overridden by a key = value file. */
 #include <arpa/inet.h>
 #include <errno.h>

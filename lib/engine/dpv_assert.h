@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime checks of invariants (doc/contributing.md, "Assertions"). Engine is the lowest
  * layer: every layer may include this header.
  *

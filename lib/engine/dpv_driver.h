@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver boundary: a driver moves packets (rte_mbufs) for the layers above. It enumerates
  * ports and what their hardware can do, sets up queues, bursts frames out and in, reports link
  * state and maps memory for DMA. It knows no verbs object, WR or offload policy and makes no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The engine: starting DPDK (EAL arguments, hugepages, shutdown), runtime configuration and the
  * per-NUMA-socket mbuf pools. Private to libdpverbs.
  * Functions return 0 or a negative errno unless they say otherwise. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection on a port (fault.c): a seeded transformer of frame bursts that drops,
  * duplicates, reorders and corrupts a chosen fraction of them. Off by default; set from the
  * configuration (fault_* keys, every port) or at run time (dpv_set_port_faults). Receive

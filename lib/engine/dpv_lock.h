@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A test-and-test-and-set spinlock on C11-style __atomic builtins. DPDK's rte_spinlock is inline
  * assembly on x86, which ThreadSanitizer cannot see (every access it guards looks racy); this
  * one costs the same and lets the race detector check dpverbs' locking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Timers for what runs on a port's progress: RC retransmission and RNR waits, ACK coalescing,
  * neighbour aging. A timer list belongs to a port; whoever progresses the port (a thread
  * polling a CQ of a context that uses it, or its service lcore) runs the timers that are due.

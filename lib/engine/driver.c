@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The list of drivers, filled by DPV_DRIVER_REGISTER constructors. */
 #include <stddef.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Starting DPDK inside a host program: the EAL arguments (dpv_init or DPV_EAL_ARGS), the safety
  * defaults dpverbs adds to them, hugepage detection, and the clean-up at exit. */
 #include <dirent.h>

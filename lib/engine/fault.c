@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection: drop, duplicate, reorder and corrupt a seeded fraction of a port's frames
  * (dpv_fault.h). The random draws come from one xorshift64* generator per direction, so a
  * seed gives the same decisions for the same sequence of bursts. */

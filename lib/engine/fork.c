@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fork(): a child of a process that started DPDK cannot use it (the EAL runs once per process,
  * and its memory is the parent's), so it is told once and refused; and the parent's DPDK
  * memory is not mapped into children at all (MADV_DONTFORK), so that a child that calls rte_*

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a dpverbs process killed by a signal leaves: its runtime directory (the telemetry
  * socket; with shared configuration files also the config, memseg metadata and the
  * multi-process socket) and, in modes without --in-memory, its hugepage files, which keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mbuf pools, one per NUMA socket, created when a port or lcore of that socket first needs one. */
 #include <errno.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Service lcores: DPDK worker lcores (rte_eal_remote_launch) that run work items — the verbs
  * core registers one per port: its service-mode QPs and its receive side — over and over.
  * Which lcores: those the user gives to the EAL (-l/--lcores); a port goes to a service lcore

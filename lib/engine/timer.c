@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Timer lists: a binary min-heap of armed timers under a spinlock, with the earliest deadline
  * kept apart so that an idle or not-yet-due list is told with one load. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Internet checksum's raw sum (RFC 1071) over a buffer, with the widest vector unit the
  * CPU has: AVX-512, AVX2 or 64-bit scalar, chosen once at load time (the rest of the build
  * stays generic x86-64: only the kernels below are compiled for AVX2/AVX-512). Every kernel

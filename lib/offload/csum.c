@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Software IPv4/TCP/UDP checksums on framework-owned mbufs (never application memory). The L4
  * length comes from the IP header, clamped to the bytes the frame has, and an IPv6 upper-layer
  * length excludes the extension headers (DPDK's rte_ipv6_udptcp_cksum_mbuf does not). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet header parsing, the software offloads (IPv4/TCP/UDP checksums, TSO segment headers)
  * and the offload policy of a port, shared by every transport (dpv_tx.h builds frames with
  * them). Verbs-free. Functions return 0 or a negative errno. */

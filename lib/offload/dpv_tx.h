@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Frames from gather lists, for any transport: a transmitter (struct dpv_txh) turns a request
  * (a checked gather list, inline or from registered memory, with IP_CSUM or TSO) into a frame
  * on one of a port's queues, choosing per frame between the port's offloads and byte-identical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Header parser: Ethernet, up to two VLAN tags, IPv4 with options, IPv6 with the common
  * extension headers, TCP with options, UDP. Pure byte parsing, no DPDK. */
 #include <errno.h>

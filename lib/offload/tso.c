@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Software TSO: the header of segment i of a TCP payload cut into mss-byte pieces. What
  * changes per segment (the contract of doc/offload.md): IPv4 total length, ID + i (mod 2^16)
  * and header checksum; IPv6 payload length; TCP sequence + i * mss; FIN and PSH on the last

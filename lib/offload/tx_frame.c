@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Frames from requests. A frame is the request's gather list with its first copy_len bytes
  * copied into pool mbufs and the rest attached, without a copy, to the MR memory as external
  * buffers. copy_len is the whole frame for inline data, small frames and ports that cannot

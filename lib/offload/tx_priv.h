@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the frame builder (tx_frame.c) and the software segmenter (tx_tso.c). Private to
  * lib/offload. */
 #ifndef DPV_TX_PRIV_H

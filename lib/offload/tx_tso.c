@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Software TSO. Building a TSO request builds a segmenter: a copy of the request's header (read
  * while posting, as the man page says of tso.hdr), the payload's gather list, and, for an INLINE
  * payload, a framework copy of it. Segments are generated when the port has room for them, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive steering with verbs' meaning (ibv_create_flow(3)): rules are tried by priority (lower
  * value first); a matching NORMAL rule steers the frame to its QP and ends the search unless it
  * carries IBV_FLOW_ATTR_FLAGS_DONT_TRAP; ALL_DEFAULT QPs get what no rule steered, MC_DEFAULT

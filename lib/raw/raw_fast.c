@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RAW_PACKET SEND fast path, chosen when a direct-mode QP enters RTS: the common WR — a
  * SEND of a few SGEs, inline or copied, with or without IP_CSUM — is checked by one mask test
  * and a few compares, copied straight into an mbuf of the QP's stash (MR lookup inline), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RAW_PACKET's own declarations, shared by lib/raw's files only: the flow rules as ibv_create_flow
  * made them (flow.c) and the steering table the receive path classifies frames with (steer.c).
  * Internal functions: 0 or a negative errno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RAW_PACKET transport: a QP is a queue of whole Ethernet frames on its device's port.
  * Its transmitter (lib/offload) is opened when the QP leaves RESET; the fast send path of
  * raw_fast.c is chosen when a direct-mode QP enters RTS (as mlx5 picks its WR builders). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RAW_PACKET receive, a burst of one receive queue at a time (bursts of different queues may
  * run at once: what they share is the read-only steering table and the QPs' and CQs' locks):
  * the frames are classified by the device's steering table (steer.c), then each QP that gets

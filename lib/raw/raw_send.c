@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RAW_PACKET sends, the generic path: walk the list in order, check each WR (the verbs core's
  * table, then this port's offload policy), take an SQ slot, have lib/offload build its frame
  * (direct mode) or keep a descriptor for the service lcore (service mode), and hand the

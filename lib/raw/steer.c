@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Steering tables: the device's flow rules (flow.c) compiled into what the receive path reads
  * for each burst. A table is immutable: every change of the rules builds a new one (under the
  * flows mutex), publishes it and frees the old one once no receive burst reads it any more

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 on a port, the internal interface between its parts (lib/roce):
  *   roce_addr.c / roce_neigh.c  the port's addresses, its GID table, ARP and IPv6 ND
  *                               (answering for its own addresses, resolving peers);

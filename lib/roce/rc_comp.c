@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The completer: ACKs (coalesced or not: an ACK of PSN p acknowledges everything up to p),
  * NAKs (PSN sequence error: go back N; RNR: wait the time the NAK names, then resend;
  * invalid request / remote access / remote operational error: the WR fails and the QP goes

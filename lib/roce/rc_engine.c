@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RC/UC engine's common part: set-up, receive queue, the dispatch of received packets to
  * the responder (requests) or the completer (responses), timers, and the move to ERR with its
  * flush. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RC and UC protocol engine (IBA vol. 1 ch. 9.7-9.9, as Linux rdma_rxe speaks it): the
  * requester (segmenting WRs into packets, go-back-N, retry and RNR counters, the READ/atomic
  * window, fences), the responder (PSN checks, receive WQEs, RDMA WRITE/READ, atomics with a

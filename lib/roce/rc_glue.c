@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the RC/UC engine asks of a verbs QP (struct dpv_rc_ops) and what a QP hands it:
  *   posting    a send WR is checked with the verbs core's table, its gather list (or its
  *              INLINE bytes) kept in the SQ slot, its MRs held until it completes, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the parts of the RC/UC engine share (lib/roce/rc_*.c): the queue entries, PSN
  * arithmetic, and the calls between requester (rc_req.c), completer (rc_comp.c), responder
  * (rc_resp.c) and the common part (rc_engine.c). Never included outside lib/roce. */

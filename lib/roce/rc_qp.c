@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RC and UC transports over RoCEv2: the ops table, the attributes of each transition
  * (checked, kept for ibv_query_qp, given to the engine), what each state sets up, and the
  * QP's timer. The path is resolved when RTR's address vector is given (dpv__roce_resolve may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The requester: send WRs cut into packets of the path MTU (FIRST/MIDDLE/LAST or ONLY), PSNs
  * assigned when a WR starts, READ and atomics bounded by max_rd_atomic, fences, the PSN
  * window, AckReq on the last packet of a message and periodically, and go-back-N: sending

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The responder. RC (IBA 9.7.5.2, rxe's rxe_resp.c for the choices the IBA leaves): requests
  * are executed in PSN order only; a PSN ahead of the expected one gets one sequence-error NAK
  * and is dropped; a PSN behind it is a duplicate: a SEND/WRITE is acknowledged again, a READ

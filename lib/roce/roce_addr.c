@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A port's RoCEv2 addresses and its GID table, built as rxe builds it: index 0 is the
  * link-local fe80:: EUI-64 GID of the port's MAC, then one RoCE v2 GID per address in the
  * order they were added (IPv4 as ::ffff:a.b.c.d), a removed one leaving its index empty until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address handles over RoCEv2: ibv_create_ah resolves the path once — the source GID from the
  * port's table, the destination MAC by dpv__roce_resolve (the port's own MAC for its own
  * GIDs, the mapping of a multicast group, else ARP/ND) — and keeps it for every send that

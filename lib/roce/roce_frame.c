@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 frames: Ethernet[/VLAN] / IPv4 or IPv6 / UDP 4791 / transport headers / payload /
  * pad / ICRC, built from a path and taken apart from untrusted bytes. The IP and UDP headers
  * are written the way rxe's rxe_net.c writes them (IPv4 DF, UDP checksum 0). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 addresses as rxe and the kernel's RDMA core make them: the GIDs of a port, the IP
  * address inside a GID, the IB MTU that fits a port's Ethernet MTU, and the UDP source port
  * of a QP. Pure functions. */

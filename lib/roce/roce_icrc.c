@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ICRC of RoCEv2 (IBA A17.3.3): CRC-32 over a pseudo-header in which the fields routers
  * may change are set to ones, then the transport headers, payload and pad. The ICRC runs on
  * every packet, both ways: the CRC folds 16 bytes at a time with carry-less multiplies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The keeper: a port with addresses answers ARP and IPv6 ND even while its program polls
  * nothing. A RoCE peer resolves our address when it creates its address handle or connects,
  * which is often while the program here waits in read() or sleep() for an out-of-band

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ARP and IPv6 Neighbor Solicitation / Advertisement frames, built and taken apart over byte
  * buffers (roce_nd.h). Received frames are untrusted: every offset is checked against the
  * frame's length before it is read. */

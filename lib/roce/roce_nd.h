@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The neighbour protocols as frames: ARP over Ethernet for IPv4 (RFC 826) and the IPv6
  * Neighbor Solicitation / Advertisement of Neighbor Discovery (RFC 4861) with their ICMPv6
  * checksum (RFC 4443 2.3). Pure functions over byte buffers: no port, no mbuf, no DPDK.

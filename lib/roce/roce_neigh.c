@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Neighbours of a RoCEv2 port: the MAC a frame to a GID goes to. Local, link-local and
  * multicast GIDs map to a MAC without asking (as the kernel's ib_resolve_eth_dmac does for
  * rxe); other peers are resolved by dpverbs itself with ARP (IPv4) or an IPv6 Neighbor

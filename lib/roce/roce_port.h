@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A port's RoCEv2 state, private to lib/roce: its GID table (roce_addr.c) and its neighbours
  * (roce_neigh.c). One per verbs device (struct dpv_device.roce), made with the device and
  * never freed while the process runs, as devices are not. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RC and UC QPs over RoCEv2, what their files share: rc_qp.c (the transport's ops table,
  * attributes and states, the QP's timer) and rc_glue.c (the engine's callbacks: frames out,
  * memory in and out, completions; posting; received packets in). The protocol itself is the

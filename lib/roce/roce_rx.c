@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RoCE receive side of a port, first in dpv_rx_transports: a frame is RoCE's when it is
  * UDP to port 4791 and its destination is one of the port's GIDs (or a multicast group a QP
  * of the port is attached to); such a frame is taken from the burst (RAW_PACKET's steering

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 on the verbs core, what its files share: address handles (roce_ah.c), the UD
  * transport (ud_qp.c: the ops table and states; ud_send.c: WRs to frames; ud_recv.c: a
  * datagram into a receive WQE) and the receive demux of the port (roce_rx.c: frames to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The IBA opcode table and the transport headers (BTH and extension headers): encoded from
  * and decoded into struct dpv_roce_hdrs. Received bytes are untrusted: every read is checked
  * against the length first. */

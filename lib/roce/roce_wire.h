@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RoCEv2 wire codec (IBA vol. 1 ch. 9 and Annex A17): the base transport header and its
  * extension headers, the IBA opcode table, the ICRC, and Ethernet/IP/UDP frames around them,
  * all over plain byte buffers — no QP, no driver. Linux rdma_rxe is the reference peer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The UD transport over RoCEv2: its ops table, what each state sets up, and multicast groups.
  * A UD QP is a port receiver from INIT on (its frames are demultiplexed by QPN, roce_rx.c),
  * opens a transmitter at RESET -> INIT, takes its UDP source port from its QPN as rxe does,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UD receive: a datagram the demux (roce_rx.c) found for a QP lands in the QP's next receive
  * WQE as verbs has it: the first 40 bytes get the GRH — for an IPv4 peer 20 zero bytes then
  * the IPv4 header as received, as rxe and mlx5 write it; for IPv6 the IPv6 header — then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UD sends: each WR is checked with the verbs core's table, then executed while it is posted
  * (as RAW's direct mode does): its address handle's path, the QP's UDP source port and PSN,
  * and the payload make one RoCEv2 frame (SEND ONLY [WITH IMMEDIATE], DETH), or one per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Asynchronous events (QP fatal, CQ overrun, port changes): queued on the context and
  * signalled through context->async_fd, an eventfd the application may poll. */
 #include <errno.h>

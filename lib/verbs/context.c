@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The context's op tables. Every slot is filled: what dpverbs does not implement (yet) answers
  * EOPNOTSUPP, as rdma-core's dummy ops do, so neither the core nor verbs.h's inline functions
  * ever meet a NULL pointer. */

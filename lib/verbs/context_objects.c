@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a context holds, and freeing what the application left at ibv_close_device, as
  * rdma-core does (the kernel destroys a closing context's objects): flows, QPs, AHs, MRs, CQs
  * and their channels, parent domains, PDs, TDs — each before what it depends on. QPs and CQs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues and completion channels. A CQ is a ring of completions; polling it first
  * drives progress on every QP of its context (progress.c), so completions arrive even when the
  * application stops posting, whichever CQ it polls. A CQ of ibv_create_cq_ex may keep when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The extended CQ (ibv_create_cq_ex): the polling API of ibv_start_poll / ibv_next_poll /
  * ibv_end_poll and the ibv_wc_read_* accessors, over the same CQE ring and the same progress
  * as ibv_poll_cq (cq.c), so one CQ may be polled either way and gives the same completions. */

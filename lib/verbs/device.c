@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Verbs devices: one per DPDK port of every registered driver. Listing starts DPDK (lazily);
  * opening starts the port; closing the last context detaches every port and frees the pools. */
 #include <errno.h>

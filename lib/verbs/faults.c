@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection on a device's port (lib/engine/fault.c does the work on bursts): the
  * configuration's faults at port start, dpv_set_port_faults / dpv_query_port_faults, and the
  * transmit side the RoCE transports call. The receive side runs in dpv__port_rx_poll under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ibv_fork_init and fork protection of memory regions, with rdma-core's contract: once
  * ibv_fork_init() succeeded (or RDMAV_FORK_SAFE / IBV_FORK_SAFE was set when the devices were
  * first listed), the pages of every MR are MADV_DONTFORK while an MR holds them, so a forked

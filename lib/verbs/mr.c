@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory regions. An lkey indexes the context's MR table (index in the low 24 bits, a
  * generation above, so that a stale lkey never names a newer MR); an rkey is random, because
  * it is a security boundary once peers can name it, its index (the bits above the low byte)

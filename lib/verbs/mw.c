@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory windows (ibv_alloc_mw(3), ibv_bind_mw(3)) and invalidation, with rxe's rules
  * (IBA 10.6.7, o10-36/37): a window is a second rkey onto part of an MR registered with
  * IBV_ACCESS_MW_BIND, granting a peer exactly its range and remote access flags. Type 1 is

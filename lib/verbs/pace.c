@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet pacing of a QP (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket in
  * bytes, refilled from the TSC at the QP's rate. A transport asks it how many of the WRs it
  * is about to hand to the port may go now; the others wait in the SQ for the next kick (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Protection domains, thread domains and parent domains. A QP created on a parent domain with
  * a thread domain takes no lock: the application promises one thread at a time. */
 #include <errno.h>

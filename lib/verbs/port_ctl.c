@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What tools such as dpv-testpmd need beyond the verbs queries: a port's DPDK extended
  * statistics, the offloads forced to software one by one, and the occupancy and counters of
  * one QP and one CQ (snapshots, taken under the object's lock). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress does not depend on which CQ the application polls: polling any CQ of a context,
  * or waiting in ibv_get_cq_event, progresses every QP of that context (transmit reaping and
  * completions, and later transport timers) and receives what its device's port has. A send

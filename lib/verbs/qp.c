@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Queue pairs, shared by every QP type: creation (capabilities checked and written back as
  * verbs does), the state machine of ibv_modify_qp, queries and destruction. What a type means
  * on the wire is its transport's (struct dpv_transport_ops, chosen here once by the type);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ibv_wr_* post API (ibv_qp_ex, ibv_wr_post(3)): the builders and setters write ordinary
  * struct ibv_send_wr entries into a per-QP batch between ibv_wr_start and ibv_wr_complete,
  * and ibv_wr_complete posts the batch through the QP's own post path (qp->post_send), so

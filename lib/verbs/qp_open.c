@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ibv_open_qp(3): more handles on an existing XRC_RECV QP, as the kernel's ib_open_qp gives
  * them (shared XRC target QPs). A handle is a hollow struct dpv_qp (opener set, real the QP):
  * the verbs that act on a QP (modify, query, multicast, counters, progress mode) act on the

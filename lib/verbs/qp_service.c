@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Service mode: a port's service-mode QPs are driven by a service lcore of lib/engine. The
  * posting thread checks each WR and writes its descriptor (dpv_svc_desc, the frame's bytes
  * beside it), then publishes the SQ head once per list (a release store: the descriptor ring

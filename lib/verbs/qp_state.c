@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The QP state machine: which transitions exist, and for each QP type which attributes a
  * transition requires and which it allows (the IB spec's table, as the Linux kernel's
  * ib_modify_qp_is_ok() applies it). One table for every transport. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* QP numbers: one space per device for every QP type, as a NIC has, so that the RoCE receive
  * side finds a frame's QP from its BTH destination QPN with one array read
  * (dpv__qpn_lookup). QPNs 0 and 1 are reserved (SMI and GSI: dpverbs has neither); numbers

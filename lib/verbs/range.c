@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Page-range registries: sets of page-rounded, reference-counted ranges that never overlap,
  * shared by every holder (MR) that touches them; a holder that covers registered pages and
  * new ones takes a reference on the old ranges and adds only the gaps, and a range is undone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive queues, shared by every transport: ibv_post_recv, the ring of posted receive WQEs,
  * their completions (written in batches, one CQ lock per batch) and their flush. What lands
  * in a WQE is the transport's business (lib/raw/raw_recv.c for RAW_PACKET). */

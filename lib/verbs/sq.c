@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The send queue of a QP, shared by every transport: a ring of posted WRs with four cursors.
  *   freed <= done <= sent <= head
  * [freed, done): completed, slot held until the application polls the completion of the last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared receive queues: ibv_create_srq(_ex), ibv_modify_srq, ibv_query_srq, ibv_post_srq_recv,
  * ibv_destroy_srq. An SRQ is a ring of receive WQEs (struct dpv_rq, as a QP's own). A QP
  * created with one keeps a small ring of its own, empty until a message needs a WQE: then

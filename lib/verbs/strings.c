@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs name helpers applications print with. */
 #include <infiniband/verbs.h>
 

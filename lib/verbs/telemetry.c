@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rte_telemetry endpoints, so that dpdk-telemetry.py shows dpverbs live:
  *   /dpverbs/ports         every open device: its port's counters and service lcore
  *   /dpverbs/qp[,<qpn>]    the QP numbers; one QP: state, progress mode, queue depths, counters

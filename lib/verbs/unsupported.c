@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Verbs entry points dpverbs does not implement (yet): each fails cleanly with EOPNOTSUPP, as
  * a provider without the feature does, so that programs written for rdma-core link and run.
  * Also the small helpers that need no device. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Asynchronous events (async.c): the queue behind a context's async_fd, the port events of a
  * device, and the context a cmd_fd names (ibv_import_device). */
 #ifndef DPV_VERBS_ASYNC_H

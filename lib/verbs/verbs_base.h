@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every part of the verbs core uses: its log type, container_of_safe, a counter with one
  * writer, the errno helper of the entry points and the cycle-statistics switch.
  * The name tells the error convention (as libuv's uv_ and uv__):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues and completion channels (cq.c, cq_ex.c): the CQE ring, the writers of
  * send and receive completions, polling (plain and ibv_cq_ex), events and timestamps. */
 #ifndef DPV_VERBS_CQ_H

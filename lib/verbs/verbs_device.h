@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Devices (one per port of the driver) and the contexts open on them: what a port's receive
  * queues, QP numbers, transmitters, steering and timers hang on, the objects a context keeps
  * for ibv_close_device, and the device's fault injection (device.c, context.c,

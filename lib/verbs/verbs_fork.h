@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fork protection (fork.c): ibv_fork_init's MADV_DONTFORK of MR pages, and what the verbs do
  * in a forked child. */
 #ifndef DPV_VERBS_FORK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory regions, memory windows and the range sets behind them (mr.c, mw.c, range.c): the
  * lkey table and rkey hash every SGE and remote access is checked against, and the DMA
  * ranges an MR needs mapped for the NICs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet pacing (pace.c): the token bucket a RAW QP's WRs take their bytes from before they
  * go to the port. */
 #ifndef DPV_VERBS_PACE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Protection domains, parent domains and thread domains (pd.c), and the queue rings a parent
  * domain's allocator may give. */
 #ifndef DPV_VERBS_PD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs core's objects, all of them: devices, contexts, PDs, MRs, CQs, QPs and their
  * rings. Private to libdpverbs. An umbrella over the headers of the core's modules (one per
  * object, each compiling on its own: lib/verbs/meson.build checks); the naming and error

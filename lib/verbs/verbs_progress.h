@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress (progress.c): polling a port's receive queues and handing bursts to the
  * transports, the port's timers, progressing a context's QPs, and the loopback ring of frames
  * a port sends to itself. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Queue pairs (qp.c, qp_state.c, qp_ex.c, qp_open.c, qp_service.c, qpn.c): the transport
  * ops a QP type plugs in, struct dpv_qp and its locks and state, QP numbers, service mode,
  * shared XRC_RECV QPs and the ibv_wr_* API. */

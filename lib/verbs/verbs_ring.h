@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The work-request rings of a QP (sq.c, rq.c): send WQEs and service-mode descriptors, the
  * receive WQEs with their scatter lists, and how WRs on them complete. */
 #ifndef DPV_VERBS_RING_H

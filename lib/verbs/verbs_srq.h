@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared receive queues (srq.c) and XRC domains (xrcd.c): the SRQ ring QPs take receive WQEs
  * from, and the XRC SRQ numbers of a domain. */
 #ifndef DPV_VERBS_SRQ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Telemetry (telemetry.c): the registry of every QP and CQ of the process that the
  * /dpverbs/ telemetry endpoints and dpv_query_*_stats read. */
 #ifndef DPV_VERBS_TELEMETRY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the verbs core still reaches by name in the transports, RAW_PACKET (lib/raw) and
  * RoCEv2 (lib/roce), and what of theirs is declared in the core. Issue 27 replaces these with
  * tables the transports register (the core then names no transport); until then this is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ibv_post_send(3) checks as tables: which opcodes a QP type takes, and what each opcode
  * allows. See doc/semantics.md for the table this implements. */
 #include <errno.h>

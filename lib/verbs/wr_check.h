@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The post-time checks of ibv_post_send(3), as one table shared by every QP type. Pure logic:
  * no DPDK, no QP state, so transports added later reuse it unchanged and tests call it
  * directly. Functions return 0 or a negative errno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* XRC domains (ibv_open_xrcd, ibv_close_xrcd) and the numbers of XRC SRQs. A domain opened
  * with fd -1 is new and private to its handle; one opened with a file is the domain of that
  * file's inode (st_dev, st_ino) on the device: every open of the same inode in the process

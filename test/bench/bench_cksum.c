@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ns per checksum of a 1500-byte frame (from the cache): dpverbs' raw sum with each kernel
  * the CPU runs, beside rte_raw_cksum (DPDK 22.11, inlined here with the same compiler flags),
  * in the same run, alternating, medians of 7 rounds; and dpverbs' sum while copying beside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench-rc: RC RDMA WRITE or SEND between two QPs of one device, the second QP at the device's
  * own GID, so every packet goes through the device's RoCE loopback: dpverbs' (no wire: the
  * port's loopback ring) or rxe's (inside the kernel driver, no netdev). Measured as a program

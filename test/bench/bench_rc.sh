@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_rc.sh BENCH_RC DPV_RUN: RC RDMA WRITE and SEND message rate and bandwidth, 64 B, 4 KiB
 # and 64 KiB messages, on this host:
 #   loopback - bench-rc (test/bench/bench_rc.c) through dpv-run: two QPs of one port

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_recv.sh DPV_BENCH: 64-byte frames received through verbs (an ALL_DEFAULT flow, WQEs
 # reposted in lists of the burst size) beside dpdk-testpmd --forward-mode=rxonly, one lcore,
 # each ROUNDS times alternating; prints per-second medians and the ratio. net_null is the

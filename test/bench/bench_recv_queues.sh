@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_recv_queues.sh DPV_BENCH: receive on one queue by one thread against two queues by two
 # threads, the flows of each queue to a QP of its own (a thread with its own context, CQ and
 # QP: dpv-bench -T). The port is net_pcap replaying a pcap file per receive queue from memory

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_send.sh DPV_BENCH: 64-byte RAW_PACKET SENDs through verbs to net_null beside
 # dpdk-testpmd --forward-mode=txonly on net_null, each case run ROUNDS times alternating with
 # testpmd (same lcore); prints per-second medians and ratios:

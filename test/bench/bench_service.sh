@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_service.sh DPV_BENCH: service mode beside direct mode, 64-byte RAW_PACKET SENDs to
 # net_null, inline and non-inline, bursts 8 and 32. Each case runs ROUNDS times (default 5)
 # in each mode, alternating direct and service, DPV_BENCH_SECONDS (default 4) each; a run's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_tso.sh TSO_PIPELINE GSO_REF: software TSO throughput (Gbit/s of segments, headers
 # included, 60 KiB per WR, mss 1448, one core, to net_null): dpverbs' segmenter through verbs
 # (tso_pipeline) beside rte_gso_segment + DPDK's software checksums (gso-ref), alternating,

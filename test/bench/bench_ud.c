@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bench-ud: UD datagrams through the loopback of one port, measured as a program sees them:
  * a QP sends -n datagrams of -s bytes to another QP of the device in lists of -b (each WR
  * signaled every -b), the receiver reposts what it gets; prints datagrams per second and

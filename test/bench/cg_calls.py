@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """cg_calls.py FILE FN...: for each function FN, how often it was called and the instructions
 its calls took (inclusive), summed over every call site of a callgrind output file. Prints
 "FN calls instructions" per FN (0 0 for a function never called). Standard library only."""

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpv-bench: RAW_PACKET SEND rate through verbs, one thread, to the first device (net_null in
  * the benchmark suite). Prints one "Mpps <value>" line per second of the run.
  *   dpv-bench [-m inline|zc|recv] [-b burst] [-s size] [-t seconds] [-c] [-p direct|service]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* gso-ref: the DPDK way to do what dpverbs' software TSO does, for the benchmark: a 60 KiB
  * (60 KiB) TCP/IPv4 packet cut by rte_gso_segment, each segment checksummed with DPDK's software
  * helpers, sent to net_null. Linked with DPDK's archives, not with dpverbs. Prints one

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # instr_per_wr.sh DPV_BENCH [dpv-bench options]: instructions per WR of a dpv-bench case,
 # counted by valgrind --tool=callgrind as the difference of a 200k-WR and a 400k-WR run (start
 # and teardown cancel out). Unlike Mpps, the count does not depend on what else the machine is

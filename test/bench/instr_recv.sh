@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # instr_recv.sh DPV_BENCH [vdev] [burst]: instructions per received 64-byte frame, dpverbs
 # (dpv-bench -m recv: an ALL_DEFAULT flow, WQEs reposted in lists of the burst) beside
 # dpdk-testpmd --forward-mode=rxonly on the same port, both counted by valgrind's callgrind as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # instr_service.sh DPV_BENCH [dpv-bench options]: instructions per WR on each side of a
 # service-mode QP (dpv-bench -p service, the EAL with lcores 0 and 1), counted by valgrind
 # --tool=callgrind as the difference of a 200k-WR and a 400k-WR run, as instr_per_wr.sh does:

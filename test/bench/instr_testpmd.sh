@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # instr_testpmd.sh [size] [burst] [txonly|rxonly] [vdev]: instructions per packet of
 # dpdk-testpmd --forward-mode=txonly to net_null, or rxonly from it (the speed references),
 # counted by valgrind --tool=callgrind as instr_per_wr.sh counts dpverbs: the difference of two

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the dpv-testpmd tests: counting checks (test/lib/check.sh), running the CLI on a
 # command file.
 # Sourced with $tpmd (the program) and $dir (a scratch directory) set.

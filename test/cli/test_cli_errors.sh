@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dpv-testpmd's modes and errors: a command file stops at a command it cannot parse or that
 # fails, prints that command's help and exits 1; bad EAL or program arguments; --auto-start
 # with --duration and --stats-period; the prompt fed through a pipe, with load and tab

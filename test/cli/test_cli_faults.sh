@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dpv-testpmd's port faults between two net_pcap ports (port 0 reads 40 scapy frames, io
 # forwards what it receives to port 1's pcap): half dropped on receive — what leaves plus what
 # show port faults counts as dropped is 40; every frame corrupted — each frame leaves with

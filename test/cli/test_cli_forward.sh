@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dpv-testpmd's receiving engines between two net_pcap ports (port 0 reads 10 scapy frames
 # with wrong checksums, port 1 writes what leaves): io sends them unchanged, mac rewrites the
 # addresses, csum sends them with IP_CSUM (checksums right, the wrong ones counted), rxonly

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dpv-testpmd's post send on net_pcap: the completion of a good frame (status, opcode,
 # byte_len) and the frame on the wire; the ibv_post_send errno table by hand: a frame too
 # short, a QP in INIT, a frame above the MTU (EINVAL), an lkey no MR has (LOC_PROT_ERR

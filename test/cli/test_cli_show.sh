@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dpv-testpmd's show commands against net_null, net_pcap and net_tap: devices, port info,
 # TX offloads (the tap offers checksums and TSO, the others run them in software) and how
 # csum set moves them; QP and CQ depths as verbs wrote them back; flows; statistics and their

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The doc/cli.md walkthrough as a test: dpv-testpmd's tso engine sends TSO WRs with IP_CSUM
 # to a net_tap port, tshark captures where the Linux kernel receives them: every WR cut into
 # mss-sized segments (by the tap's own TSO, counted as such), checksums right. The prompt is

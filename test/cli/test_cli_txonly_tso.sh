@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # dpv-testpmd's transmit engines on net_pcap, read back by tshark: txonly frames of the set
 # length, with IP_CSUM (good IPv4 and UDP checksums) and without (IPv4 checksum written by
 # the engine, no UDP checksum), in two SGEs; the tso engine: every WR cut into mss-sized

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The drop-in libibverbs.so.1 exports every symbol@version of the system's rdma-core
 # libibverbs.so.1 (default and old versions alike) and nothing else; it needs neither
 # libibverbs nor a shared librte_*, so a binary linked against rdma-core resolves every

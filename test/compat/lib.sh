@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the compat tests, which run unmodified tools through dpv-run: counting checks, a
 # scratch directory $dir, one cleanup at exit, and the two-process tests' veth pair (pair_up)
 # and server/client launch (run_pair). Sourced with $run (dpv-run) set.

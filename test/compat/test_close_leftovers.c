@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ibv_close_device with objects left, as perftest and many programs do: it frees what the
  * context holds (flows, QPs with sends in flight, a UD QP in a multicast group with datagrams
  * to itself in the port's loopback ring, address handles, MRs, CQs, their channel, a channel

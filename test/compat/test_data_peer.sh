@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_data_peer.sh DPV_RUN DATA_PEER: test/vm/data_peer between two dpverbs processes through
 # dpv-run, each on one end of a veth pair of this run's own (net_af_packet, an IPv4 address
 # from its configuration, GID index 1), the TCP exchange on 127.0.0.1. The oracle of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The drop-in libibverbs.so.1 as a program linked against rdma-core meets it, symbol by
  * version (dlvsym): the 1.1 functions work; their 1.0 versions find no device and say why;
  * rdma-core's helpers compute what rdma-core's do; the provider interface (IBVERBS_PRIVATE_34)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # perftest's RAW_PACKET tools, Debian's binaries unmodified, one-sided on vdevs through
 # dpv-run: raw_ethernet_bw sends its frames (tshark counts them in the pcap its net_pcap port
 # wrote, with the MACs asked for) and exits 0 (it failed closing its context while dpverbs'

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # perftest's SEND and WRITE tools over UC and UD QPs (-c UC, -c UD, where perftest offers
 # them), Debian's binaries unmodified, between two dpverbs processes through dpv-run on the
 # ends of a veth pair of this run's own (net_af_packet), GID index 1 (RoCE v2, IPv4).

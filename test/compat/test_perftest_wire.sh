@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_perftest_wire.sh DPV_RUN: perftest's RAW_PACKET tools, Debian's binaries unmodified,
 # as two processes — a server and a client, each through dpv-run with a port of its own —
 # on the two ends of a veth pair (net_af_packet; the kernel carries the frames):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # rdma-core's pingpongs, Debian's binaries unmodified, in the modes the other compat tests do
 # not run, between two dpverbs processes through dpv-run on the ends of a veth pair of this
 # run's own (net_af_packet), GID index 1 (RoCE v2 over IPv4: ARP resolves the peer), QP

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # perftest's RC tools, Debian's binaries unmodified, between two dpverbs processes through
 # dpv-run on the ends of a veth pair of this run's own (net_af_packet), each port with an
 # IPv4 address from its configuration, GID index 1 (ARP resolves the peer at RTR): RDMA

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # rdma-core's ibv_rc_pingpong, Debian's binary unmodified, between two dpverbs processes
 # through dpv-run: each owns one end of a veth pair of this run's own (net_af_packet), with
 # an IPv4 address from its configuration; they exchange QPNs, PSNs and GIDs over TCP on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every symbol@version of the drop-in libibverbs.so.1's version map (compat/libibverbs.map,
  * read at run time) is walked: looked up with dlvsym and called with valid-looking arguments
  * on a net_null device, and what it answers is what rdma-core answers for a device lacking the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # rdma-core's device tools, Debian's binaries unmodified, on dpverbs through dpv-run: the
 # devices and every attribute ibv_devinfo -v prints, the port of the vdev given, GIDs with
 # their type; the dynamic linker loads dpverbs' libibverbs.so.1 and never the system's.

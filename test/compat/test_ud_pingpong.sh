@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # rdma-core's ibv_ud_pingpong, Debian's binary unmodified, between two dpverbs processes
 # through dpv-run: each owns one end of a veth pair of this run's own (net_af_packet), with
 # an IPv4 address from its configuration; they exchange QPNs over TCP on 127.0.0.1 and

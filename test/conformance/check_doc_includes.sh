@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Docs that cannot drift: every "<!-- include FILE -->" block in the README and doc/ holds
 # FILE's current text.
 set -u

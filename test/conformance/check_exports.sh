@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # libdpverbs exports the verbs API and dpv_* only: no DPDK symbol leaks into applications,
 # and neither library variant links rdma-core's libibverbs or a shared librte_*.
 set -u

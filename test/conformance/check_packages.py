@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_packages.py SOURCE_ROOT [--list] [--packages "P1 P2 ..."]
 
 Every command the project's scripts run must come from a package that ./dpv.sh installs

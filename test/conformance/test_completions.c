@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Send completions: one per signaled WR in post order, SQ slots coming back only when a
  * signaled completion is polled, completion channels firing for send CQs, and a CQ overrun
  * reported as IBV_EVENT_CQ_ERR instead of being lost silently. */

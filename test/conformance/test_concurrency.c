@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Several threads posting to one QP (per-QP lock) and to a second QP on the same CQ, while
  * they all poll that CQ: every signaled WR completes exactly once, and each thread's WRs
  * complete in the order that thread posted them. A QP of a thread domain works lock-free

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion timestamps on a net_ring port (what the port sends, it receives): an ibv_cq_ex
  * created with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP (and _WALLCLOCK) gives each send and
  * receive completion a time that never goes back within the CQ; each lies between two

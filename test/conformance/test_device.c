@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Devices: one per DPDK port (net_null, net_tap, net_pcap here), with the queries of
  * ibv_query_device(3), ibv_query_device_ex(3), ibv_query_port(3) and ibv_query_gid(3). */
 #include <arpa/inet.h>

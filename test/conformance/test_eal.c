@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Starting DPDK inside a program: a bad DPV_EAL_ARGS is an error with errno, never an exit;
  * dpv_init() after a failure works; dpverbs' safety additions are applied. The EAL cannot be
  * started again after a failure past its argument parsing, so the other failures (a vdev of no

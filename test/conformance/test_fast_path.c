@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RAW SEND fast path hands WRs to the generic path at every point where the two could
  * differ, and what the application sees is the same as if one path had taken the whole list:
  * frames on the wire in post order, one completion per signaled WR in post order, execution

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection on a net_ring port (what a RAW QP sends, the port receives): frames carrying
  * a sequence number go out, and what arrives is what dpv_set_port_faults promised — a dropped
  * frame never, a duplicate twice, a reordered one later than its successor, a corrupted one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fork() and dpverbs (doc/api.md, "fork"). A parent with an open net_ring device, a PD, a CQ,
  * a RAW_PACKET QP and an MR forks children:
  *   - one calls verbs: listing and opening devices fail with ENODEV and a message on stderr

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A completion never comes before the PMD released the WR's buffers. net_ring keeps sent
  * mbufs in its ring until somebody receives them, and nobody does here: a zero-copy send
  * stays uncompleted however often the CQ is polled, its MR stays busy, and destroying the QP

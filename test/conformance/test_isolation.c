@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rdma-core's libibverbs and shared DPDK libraries never enter a dpverbs process: a shared
  * librte_eal would turn DPDK's plugin autoload on, which loads mlx4/mlx5 and, with them, the
  * real libibverbs, whose ibv_* would then compete with ours. */

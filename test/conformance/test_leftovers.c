@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What dpverbs processes killed by a signal leave, and its removal at the next start
  * (doc/memory.md, "Leftovers"). Children start DPDK and are SIGKILLed: with hugepages
  * (--in-memory: the runtime directory and its telemetry socket), with --huge-unlink=never

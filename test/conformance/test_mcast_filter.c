@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The port's multicast filter as UD QPs join and leave groups, on a net_tap port, whose
  * interface the Linux kernel shows: up to 16 group MACs go into the port's list
  * (rte_eth_dev_set_mc_addr_list, which net_tap takes without showing it), more turn

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The DMA range registry behind ibv_reg_mr for memory outside DPDK's heap (mr_dma_map = 2
  * forces it on vdevs too): overlapping and neighbouring MRs share page ranges, ranges go when
  * their last MR does, and running out of DPDK memseg lists is ENOMEM with nothing half-done. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory windows and invalidation on one port (RC QPs of the device connected through the
  * port's own GID, as test_rc): ibv_alloc_mw/ibv_dealloc_mw of both types; a bound window's
  * key gives the peer exactly its range and flags (READ and WRITE inside it succeed with the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_no_hugepages.sh PROGRAM: PROGRAM (a conformance test on net_null) on a machine without
 # hugepages, and on one whose hugepages are all taken: it must pass, and dpverbs must say it
 # runs with --no-huge and how to fix that. Each case runs in a private mount namespace (root)

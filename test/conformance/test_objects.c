@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PD, MR, CQ, completion channel and QP life cycles, and the documented errno of every
  * invalid argument (doc/semantics.md, "Object errors"); a parent domain's allocator; cmd_fd
  * and ibv_import_device. */

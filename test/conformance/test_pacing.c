@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet pacing of RAW_PACKET QPs on a net_ring port (what the port sends, it receives):
  * ibv_query_device_ex reports packet_pacing_caps for RAW_PACKET; a QP paced at 8 Mb/s with a
  * 2000-byte bucket sends a 100 KB list no faster than the rate allows, every frame arrives,

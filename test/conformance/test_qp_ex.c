@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The extended verbs on a net_ring port (what the port sends, it receives): every ibv_wr_*
  * builder and setter a RAW_PACKET QP has puts on the wire the same bytes as the same WR
  * through ibv_post_send (SEND with one SGE, an SGE list, inline data and an inline list whose

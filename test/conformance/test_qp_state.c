@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RAW_PACKET QP state machine through ibv_modify_qp: every (current, next) pair, the
  * required and optional attributes, and SQE reached by a send error and left for RTS.
  * The expected table is written out here from the IB spec, not taken from the library. */

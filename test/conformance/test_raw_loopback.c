@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RAW_PACKET local loopback on a net_null port (which drops everything it transmits, so every
  * frame received here came through the loopback): with one context open nothing comes back;
  * with two contexts of the device open (mlx5's rule: two transport domains), a copy of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RC and UC QPs over RoCEv2 on one port, as an application sees them: the port gets an IPv4
  * address and pairs of QPs of the device connect to each other through the port's own GID,
  * which loops back inside dpverbs (every frame still goes through the codec, the ICRC and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receive side on a net_ring port (its transmit ring is its receive ring: what one QP
  * sends, the port receives), or, with DPV_TEST_RX_DEVICE naming a second device, frames sent
  * on the first device arriving on the second (two af_packet ports on a veth pair): ibv_post_recv's checks, steering by flows (NORMAL with priorities

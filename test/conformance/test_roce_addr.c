@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 addressing as an application sees it: the GID table rxe would build (index 0 the
  * link-local EUI-64 GID of the MAC, then one RoCE v2 GID per address) from the configuration
  * file and from dpv_port_add_addr / dpv_port_del_addr, identical through ibv_query_gid,

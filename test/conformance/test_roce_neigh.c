@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ARP and IPv6 neighbour discovery of a port with addresses, on net_ring (what the port sends
  * it receives again): a RAW_PACKET QP plays the peer, sending requests, replies and
  * solicitations; a SNIFFER flow shows every frame on the wire, an ALL_DEFAULT flow what RAW

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Rules change while another thread receives (net_null: every poll brings frames, all to the
  * destination MAC 00:00:00:00:00:00). A receiver thread polls its QP's CQ (an ALL_DEFAULT
  * rule) and reposts; the main thread, over and over, makes a second QP, steers the frames to it

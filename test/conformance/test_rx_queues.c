@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A port's receive side on several queues, two ways:
  * - net_tap with the configured 4 queues (the kernel puts each flow's frames on one tap queue
  *   by its flow hash): the kernel side sends frames of 64 UDP flows through the tap interface

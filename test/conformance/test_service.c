@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Service mode (DPV_PROGRESS_SERVICE): threads that are not DPDK lcores post, a service lcore
  * sends and completes. Every WR reaches the port and every signaled WR completes exactly once,
  * in post order, with four threads posting 100k WRs each (to QPs of their own, then all to one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Service mode when the service lcore gets no CPU: its loop is held inside a port timer's
  * callback (as if the OS had given its CPU to others), and a thread that posts and polls
  * still gets every completion, in order — pollers do the round the service lcore does not

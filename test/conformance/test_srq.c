@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared receive queues on one port (RoCE through the port's own GID, looped back inside
  * dpverbs: every frame goes through the codec, the ICRC and the receive demux), as an
  * application sees them. Checked: ibv_create_srq's argument checks and written-back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stress: DPV_STRESS_WRS (10^7) WRs through one RAW_PACKET QP on net_null, posted in lists of
  * 1..16 with random signaling, random runs into a full SQ (ENOMEM, then polling), random CQ
  * polling (1..64 entries at a time), and now and then a WR with a freed lkey (an error

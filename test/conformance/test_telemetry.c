@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The program side of test_telemetry.sh: a direct and a service-mode QP that sent 10 and 5
  * frames, then the QP numbers and CQ ids written to $DPV_TEST_INFO; it waits (at most 30 s)
  * for $DPV_TEST_GO while dpdk-telemetry.py looks at it from outside. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_telemetry.sh PROGRAM: run test_telemetry (a direct QP that sent 10 frames, a service-mode
 # QP that sent 5) and read dpverbs' telemetry endpoints with DPDK's own dpdk-telemetry.py from
 # outside the process; the values must be the program's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UD QPs over RoCEv2 on one port, as an application sees them: the port gets an IPv4 and an
  * IPv6 address (dpv_port_add_addr), and UD QPs of the device talk to each other through
  * address handles to the port's own GIDs, which loop back inside dpverbs. Checked: the

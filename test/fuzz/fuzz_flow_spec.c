@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: the flow-spec parser behind ibv_create_flow (lib/verbs/flow.c) with
  * arbitrary attributes and specs, then a frame from the input through a net_ring port (what a
  * QP sends, the port receives) and the steering that the rule made. The attribute and its specs

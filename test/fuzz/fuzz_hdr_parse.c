@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: the header parser (lib/offload/parse.c) with arbitrary frames, and what
  * builds on it for TSO. The frame lies in a buffer of exactly its size, so AddressSanitizer
  * sees any read past its end. What must hold:

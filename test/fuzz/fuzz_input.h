@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a fuzzer's input as a stream of numbers: past its end every read gives 0, so any
  * input, however short, decodes to something. */
 #ifndef FUZZ_INPUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: random sequences of window BINDs (type 1 and 2, good and bad), local and
  * remote invalidations, deallocations, ibv_dereg_mr and remote READ/WRITE/atomic access checks
  * against the context's key table (lib/verbs/mw.c, mr.c), on a net_null port: what the RC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: the ARP / IPv6 ND frame parser (lib/roce/roce_nd.c) with arbitrary
  * frames, each in a buffer of exactly its size so that AddressSanitizer sees any read past
  * its end. What must hold:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: ibv_post_send with arbitrary WR lists (opcodes, flags, num_sge, lengths,
  * lkeys, addresses, TSO headers, inline data, cycles in next) on a net_pcap port.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: the RC/UC protocol engine (lib/roce/rc_*.c) driven by an input that is a
  * stream of actions: post a send WR, post a receive WQE, receive a packet (any opcode, PSNs
  * around the expected ones or anywhere, keys and addresses around the engine's regions or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fuzz_*_recv harnesses' shared setup (fuzz_roce_fixture.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The setup the fuzz_*_recv harnesses share: one net_ring port (its transmit ring is its
  * receive ring) with RoCE addresses, a RAW_PACKET QP that puts any frame on that ring, so that
  * it takes the path of every received frame, and a UD marker QP whose datagram, sent after a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: the RoCEv2 receive parser (lib/roce) with arbitrary frames. The frame
  * lies in a buffer of exactly its size, so AddressSanitizer sees any read past its end. What
  * must hold:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: random frames through a port's receive side into a UD QP. The frames go
  * out of a RAW_PACKET QP on a net_ring port, whose transmit ring is its receive ring, so they
  * take the path every received frame takes (ARP/ND, the RoCE demux, the codec's parser, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer harness: XRC requests from the wire into an XRC_RECV QP and the XRC SRQs it may
  * take receive WQEs from. Frames go out of a RAW_PACKET QP on a net_ring port (its transmit
  * ring is its receive ring) and take the path of every received frame: the RoCE demux, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpus of test/fuzz/ (run from anywhere; the files are committed): inputs
 that decode, in each harness, to the cases a fuzzer would take long to find by itself."""
 import os

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A main for the fuzz harnesses where libFuzzer is not there (gcc builds): run every file of
  * the directories (or files) given once through LLVMFuzzerTestOneInput. A harness aborts on
  * what it finds, so reaching the end means every input passed. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_fuzz.sh HARNESS SEED_DIR true|false: with libFuzzer (true), fuzz for DPV_FUZZ_SECONDS
 # (default 60) starting from a scratch copy of the seed corpus; a crashing input is kept next to
 # the harness as crash-<sha1>. Without (false), replay the seed corpus once.

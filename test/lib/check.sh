@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The checks of the test scripts, sourced: check NAME CONDITION evaluates CONDITION and counts
 # it (saying "FAIL: NAME" when it is false); finish NAME says the counts, "NAME: N checks
 # passed, N failed", and is true when none failed (a script's last command, its exit code).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The checks of dpverbs' tests: CHECK and CHECK_EQ count and report, test_done says the
  * counts and gives the exit code. Alone for the programs that do not link dpverbs (the
  * compat tests load libibverbs with dlopen); dpv_test.h includes it. */

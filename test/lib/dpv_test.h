@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A few helpers shared by dpverbs' tests: checks that count and report (dpv_check.h), and
  * the verbs boilerplate of opening a device, bringing a RAW_PACKET QP to RTS (direct or in
  * service mode), steering UDP to it, posting receives, polling. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two processes, one dpverbs port each on the two ends of a veth pair (net_af_packet): what
  * the two-process wire tests (test_mw_wire.c, test_srq_wire.c) share. test_fork_pair forks;
  * the parent is side A, the child side B; each opens its context on its end, and they talk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers of the connected-QP tests (test_rc, test_mw, test_srq, test_mw_wire, test_srq_wire):
  * a port with an IPv4 address and its GID, RC/UC/XRC QPs through INIT, RTR and RTS with the
  * attributes their type requires, a pair of QPs and its CQs, and waiting for one completion

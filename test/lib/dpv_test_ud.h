@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers of the UD tests (test_ud, test_ud_wire): UD QPs to RTS, address handles, GIDs,
  * and the checks of what a receive buffer holds (GRH, guard bytes). */
 #ifndef DPV_TEST_UD_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The network set-up of the test scripts, sourced (". test/lib/net.sh"): veth pairs for two
 # processes on net_af_packet, network namespaces with an interface and its addresses, waiting
 # for a file or a line, and one net_cleanup that removes every pair and namespace made here.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_roce_pcap.py TEST_ROCE_WIRE: run the unit test with a pcap and an expectation file
 (the fields it wrote, one frame a line), then read every frame back with tools we did not
 write and compare field by field:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A simulated RoCE link for the RC/UC engine (lib/roce/rc_*.c), used by test_rc_engine: two
  * QPs, each an engine with its memory (a remote-write region, a remote-read region holding a
  * pattern, two atomic words), receive buffers and the WRs its application posted, joined by a

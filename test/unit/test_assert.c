@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Assertions (lib/engine/dpv_assert.h, dpv_lock.h): DPV_WARN_ONCE evaluates to its condition
  * and logs once per call site; DPV_REF_PUT counts down. In a build with DPV_ASSERTS (all but a
  * release one): a false DPV_ASSERT aborts with file:line and the expression; a spinlock knows

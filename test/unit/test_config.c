@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shipped config/dpverbs.conf equals the built-in defaults, and a bad file is an error
  * that names the line. */
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The checksum kernels (scalar, AVX2, AVX-512: each the CPU runs) against rte_raw_cksum on
  * random bytes of every length 0..4096 at every start alignment 0..63, summed in one piece and
  * in chained pieces of odd and even lengths, and while copying (the bytes land exactly, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive rules as rte_flow patterns (drivers/net/ethdev/ethdev_flow.c), the form a port that
  * steers in hardware is given (no port here has rte_flow, so the patterns are checked item by
  * item): perftest's ETH + IPV4 + UDP rule, a VLAN rule, an IPv6 rule with a traffic class, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The flow hash of receive queues spread in software (drivers/net/ethdev/ethdev_spread.c):
  * what keeps a flow on one queue. The same for both directions of a connection, for a frame
  * with or without VLAN tags, for every fragment of a datagram; 0 (queue 0) for what is not IP

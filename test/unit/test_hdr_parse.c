@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The header parser on hand-built frames: VLAN and QinQ, IPv4 options, IPv6 extension
  * headers, TCP options, fragments, short and foreign frames; and the TSO header rule. */
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The packet pacer's token bucket (lib/verbs/pace.c) on a clock of the test's own
  * (dpv__pace_take_at), so that no load of the machine can hide a leak: 1,000,000 bytes/s
  * counted on a 1 GHz TSC (a byte per 1000 cycles), a 2000-byte bucket, 1000-byte WRs.

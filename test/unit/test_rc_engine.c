@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RC/UC protocol engine of lib/roce (rc_engine.h) between two QPs on a simulated wire
  * (rc_sim.h): whole RoCEv2 frames, seeded drops, duplicates, reordering and corruption, a
  * simulated clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ARP and IPv6 ND frame codec (lib/roce/roce_nd.c): frames built byte for byte as scapy
  * builds them (the vectors below come from scapy 2.5, checksums included), parsed back field
  * by field; the ICMPv6 checksum against a reference written apart over random messages; and

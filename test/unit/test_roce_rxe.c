@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Frames Linux rdma_rxe sent, through dpverbs' RoCEv2 codec (usage: test_roce_rxe PCAP FIELDS).
  * PCAP holds what rxe (Debian's 6.1 kernel, in the soft-RoCE VM test) put on its NIC during
  * ibv_ud_pingpong and ibv_rc_pingpong exchanges; FIELDS, per frame, what tshark decodes in it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RoCEv2 codec of lib/roce: a frame of every opcode of the table over IPv4 and IPv6 built
  * and parsed back field by field; the parser fed truncated, padded and lying frames (each in a
  * buffer of exactly its size, so AddressSanitizer sees any read past the end); the CRC against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The steering table (lib/raw/steer.c) against the rules' meaning, tried the plain way: for
  * random rule sets (one mask for every NORMAL rule: the exact-match hash; several masks: the
  * rules tried in order; no NORMAL rule: the defaults by the multicast bit) and random frames

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Timer lists (lib/engine/timer.c): timers run once, earliest first, only when due; re-arming
  * moves, cancelling stops; callbacks may re-arm themselves; thousands of random arms and
  * cancels keep the heap's order (checked against a plain scan). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The post-time checks of ibv_post_send(3) for all five QP types, from the man page's opcode
  * table (written out here, not taken from the library), and every row of the contract table
  * that does not need a transport. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* data_peer: the bytes of SENDs, WRITEs, READs and atomics checked where they land, between
  * two verbs peers: two dpverbs processes (compat_data_peer) or dpverbs and rxe in the soft-RoCE
  * guest (run_rxe_test.sh). The unmodified pingpongs and perftest tools check no payload (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpv_hold SECONDS: hold dpverbs' first port for the soft-RoCE VM test (run_rxe_test.sh) while
  * rxe resolves one of its addresses: a RAW_PACKET QP in RTS on the port, then sleep without
  * polling anything, so that only a service lcore (progress = 1 in DPV_CONFIG, a worker lcore

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # PID 1 of the VM of run_vm_test.sh, run from the host's root filesystem (read-only over 9p):
 # load VFIO from the Debian kernel's modules, bind the virtio-net NIC to vfio-pci with DPDK's
 # dpdk-devbind.py, reserve hugepages, then run each step of $dpv_out/steps ("name program")

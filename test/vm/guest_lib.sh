@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The start and the end of a VM guest (guest.sh, guest_rxe.sh), sourced as PID 1 from the
 # host's root filesystem (read-only over 9p): the kernel's file systems, a writable /tmp and
 # /run, $dpv_out (the host's directory of this run, over 9p) mounted; finish ends the guest.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # guest_loss.sh on LOSS | off: a step of run_rxe_test.sh's rc mode, run inside the soft-RoCE
 # guest (guest_rxe.sh): netem loss of the RoCE frames (UDP port 4791, IPv4 and IPv6) on the
 # guest's NIC, both ways (the host's kernel has no netem). Out: a prio qdisc on the NIC sends

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # guest_rc_bench.sh BUILD SIZE ITERS ROUNDS [TOOLS]: one step of run_rxe_test.sh's bench mode, run
 # inside the soft-RoCE guest (guest_rxe.sh has rxe0 up on its NIC): perftest's ib_write_bw and
 # ib_send_bw of SIZE-byte messages, ITERS each, between two processes of this guest, on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # PID 1 of the soft-RoCE VM of run_rxe_test.sh, run from the host's root filesystem (read-only
 # over 9p): the virtio-net NIC stays with the kernel, which gets IPv4 and IPv6 addresses and
 # an rdma_rxe device on it (rxe0); then each step of $dpv_out/steps runs an rdma-core program

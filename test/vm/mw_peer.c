@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mw_peer: a type 2 memory window bound by one RC peer and used by the other, for the
  * soft-RoCE VM test (run_rxe_test.sh, rc mode) and two dpverbs processes on a veth pair
  * (run_mw_peer_veth.sh). No rdma-core tool binds windows, so this is our own verbs program,

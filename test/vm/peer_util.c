@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The VM suite's verbs peers' shared plumbing (peer_util.h). */
 #include <errno.h>
 #include <netdb.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the VM suite's two-sided verbs peers (mw_peer, data_peer) share: a TCP side channel to
  * the other side, checks that print and count, and fatal errors that name the side. Built
  * against the system's libibverbs, so they run on rxe as on dpverbs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* roce_frame KEY=VALUE...: one RoCEv2 frame built by dpverbs' codec (dpv__roce_frame_build),
  * printed as hex on one line. roce_peer.py (the host end of the soft-RoCE VM test) answers
  * rxe with these frames, so rxe itself judges what the codec writes.

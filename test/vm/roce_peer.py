@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """roce_peer.py: a minimal RoCEv2 peer of ibv_ud_pingpong / ibv_rc_pingpong for the soft-RoCE
 VM test (run_rxe_test.sh), on the host end of the guest's NIC. It speaks the pingpongs' TCP
 exchange (port 18515: "LID:QPN:PSN:GID", 52 bytes with the NUL; the GID as 32 hex digits in

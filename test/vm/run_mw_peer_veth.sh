@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_mw_peer_veth.sh DPV_RUN MW_PEER: mw_peer (a type 2 window bound by one side, READ,
 # WRITTEN and invalidated with SEND_WITH_INV by the other, then a WRITE through the dead key)
 # between two dpverbs processes through dpv-run, each on one end of a veth pair of this run's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_rxe_test.sh BUILD_DIR reference|interop: RoCEv2 between Linux soft-RoCE and the host.
 #
 # QEMU (TCG) boots Debian's kernel (vm_kernel.sh) with the host's root filesystem over 9p, as

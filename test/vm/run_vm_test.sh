@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_vm_test.sh BUILD_DIR: dpverbs on a NIC bound to vfio-pci, in a virtual machine.
 #
 # QEMU (TCG) boots Debian's kernel (linux-image-amd64, fetched with apt-get download and kept

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """rxe_reference.py OUT_DIR GUEST_MAC WIRE.pcap TAP.pcap SCENARIO.json...: the reference frames
 of the soft-RoCE VM test (run_rxe_test.sh reference). From the capture on the host's veth
 (WIRE) it takes the RoCEv2 frames rxe sent (source GUEST_MAC, UDP 4791) to the QPN of each

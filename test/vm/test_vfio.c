@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpverbs on a NIC bound to vfio-pci, run inside the VM of run_vm_test.sh (a virtio-net device
  * behind QEMU's virtual IOMMU, driven by DPDK's net_virtio). Checks: the device's port info
  * (the BDF, net_virtio, TSO and TCP/UDP checksums in the port, the IPv4 header checksum in

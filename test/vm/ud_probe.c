@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ud_probe: can dpverbs create the UD QP that ibv_ud_pingpong creates? run_rxe_test.sh asks
  * before its interop steps boot a VM, on the port DPV_EAL_ARGS names (net_null will do): any
  * answer but 0 fails the test at once, with this program's line as the reason.

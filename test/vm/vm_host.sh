@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # vm_host.sh, sourced by the VM tests (run_vm_test.sh, run_rxe_test.sh) after vm_kernel.sh:
 # the host side of a guest. Needs $ns (the run's namespace), $dir (the directory the guest
 # shares as $dpv_out), $KDIR and $KVER (vm_kernel.sh); vm_qemu sets $qpid.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # vm_kernel.sh, sourced by the VM tests (run_vm_test.sh, run_rxe_test.sh): the guest kernel.
 #
 # kernel CACHE_DIR: Debian's kernel (linux-image-amd64's current package, fetched with

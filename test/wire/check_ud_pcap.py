@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_ud_pcap.py PCAP FRAMES: the capture of test_ud_wire's veth, read by tools we did not
 write. Every RoCEv2 frame dpverbs sent (UDP to 4791, not from inject_roce.py's MAC) must
 - be one of FRAMES frames (the datagrams the test sends over the wire),

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Compare the frames of a pcap file (read with scapy) with an expectation file.
 
 Each expectation line is "raw <hex>": the frame must be exactly these bytes; or

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """inject_roce.py DIR IFACE: wait for DIR/info (written by test_ud_wire: the receiving QP,
 its Q_Key, the sending QP, both ports' MACs and addresses), then send RoCEv2 frames made with
 scapy out of IFACE (the kernel's end of the veth pair the first port uses, so that they

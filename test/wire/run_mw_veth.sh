@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_mw_veth.sh PROGRAM: a two-process wire test (test_mw_wire, test_srq_wire: the program
 # forks), each process with net_af_packet on one end of a veth pair of this run's own (IPv6
 # off on both ends, so that the kernel sends nothing of its own into the test's traffic).

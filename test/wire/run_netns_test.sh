@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_netns_test.sh PROGRAM: a net_tap port whose interface is moved into a network namespace
 # of this test's own, with 10.99.0.1/24 and fd00:99::1/64 and UDP sockets on ports 7777 and
 # 7778 there. PROGRAM sends UDP datagrams to both; the kernel delivers only those with good

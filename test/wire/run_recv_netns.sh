@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_recv_netns.sh PROGRAM: a net_tap port whose interface is moved into a namespace of this
 # test's own (10.98.0.1/24); once PROGRAM is ready to receive, the namespace sends it UDP: one
 # datagram through a socket, two frames through a packet socket (scapy), one of them with a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_roce_neigh_netns.sh PROGRAM: dpverbs on net_af_packet at one end of a veth pair with
 # 10.97.0.2 and fd00:97::2 (port_addr in a configuration of its own), the Linux kernel at the
 # other end in a namespace with 10.97.0.1/24 and fd00:97::1/64, tshark capturing there.

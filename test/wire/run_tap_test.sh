@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_tap_test.sh PROGRAM: run a wire test program on a net_tap port and compare what the Linux
 # kernel received on the tap interface (captured by tshark) with what the program expected
 # (check_wire.py). The port's own offloads (rte_gso TSO, checksums) are used where dpverbs

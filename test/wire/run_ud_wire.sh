@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_ud_wire.sh PROGRAM: UD between two ports on a wire — net_af_packet on both ends of a veth
 # pair of this run's own (qdisc_bypass=0, so that the capture on the second end sees what both
 # send) — while dumpcap captures it and inject_roce.py sends crafted frames from the kernel's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_veth_test.sh PROGRAM: two ports joined by a wire — net_af_packet on each end of a veth
 # pair of this run's own — for a receive test that sends on the first device and receives on
 # the second (DPV_TEST_RX_DEVICE). IPv6 is off on both ends so that the kernel sends nothing of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_wire_test.sh PROGRAM [VDEV_EXTRA]: run a wire test program on a net_pcap port, then
 # compare what the port wrote with what the program expected (check_wire.py, with scapy).
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IP_CSUM proven by the Linux kernel: UDP datagrams with garbage checksums, sent with
  * IBV_SEND_IP_CSUM through a net_tap port whose interface sits in a network namespace, reach
  * a UDP socket there (the kernel drops bad checksums); the same datagrams without IP_CSUM do

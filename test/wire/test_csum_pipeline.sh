@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/csum_pipeline: 99 frames (IPv4/UDP, IPv4/TCP, IPv6/UDP, all with wrong checksums)
 # made by scapy, received through a RAW_PACKET QP from net_pcap, rewritten and sent with
 # IP_CSUM; tshark reads what came out: every frame, MACs swapped, TTL/hop limit one less,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's example: its one frame, byte for byte, in the pcap file tshark reads.
 set -u
 dir=$(mktemp -d)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/l2fwd_verbs between two net_pcap ports: 64 frames of 60..1514 bytes made by scapy go
 # in through one device's QP and out through the other's, each identical but for the swapped
 # MAC addresses, in order (scapy compares).

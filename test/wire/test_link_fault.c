@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Link down with WRs in flight, on a net_tap port whose kernel side the test sets down and up
  * (`ip link`): what a user sees.
  * - IBV_EVENT_PORT_ERR through ibv_get_async_event (port_num 1), ibv_query_port DOWN;

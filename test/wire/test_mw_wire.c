@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory windows between two processes across a wire: the program forks; the parent (A, the
  * windows' owner) runs dpverbs on net_af_packet over one end of a veth pair, the child (B,
  * the peer) on the other end (DPV_MW_IFACE_A / _B; run_mw_veth.sh makes the pair). They

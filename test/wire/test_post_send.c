@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ibv_post_send on a net_pcap port: errno, bad_wr and completions checked here; every frame
  * that must reach the wire is written, in order, to the expectation file given as argv[1],
  * which check_wire.py compares with the pcap file (read by scapy, not by dpverbs). Lines are

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job on the wire: raw_txgen's frames as tshark (not dpverbs) reads them from the
 # pcap file its net_pcap port wrote; checksums computed for IBV_SEND_IP_CSUM and only then;
 # the file complete after the last close; nothing left behind by the process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receiving what the Linux kernel sends: the harness (run_recv_netns.sh) moves this net_tap
  * port's interface into a namespace and sends, from there, a UDP datagram through a socket
  * (the kernel's checksums), one frame with right checksums and one with a wrong UDP checksum

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* dpverbs and the Linux kernel resolving each other's addresses across a veth pair (driven
  * by run_roce_neigh_netns.sh, which gives the port 10.97.0.2 and fd00:97::2 through the
  * configuration and the kernel end 10.97.0.1 and fd00:97::1 in a namespace). Once the harness

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared receive queues and XRC between two processes across a wire: what a requester sees
  * when the responder's SRQ has no WQE for it, and when its XRC remote_srqn names an SRQ it may
  * not use. The program forks; the parent (A, the requester) runs dpverbs on net_af_packet over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IBV_WR_TSO on a port: every WR's header and payload go to the expectation file as
  * "tso <mss> <header hex> <payload hex>", and check_wire.py builds the segments the contract
  * demands with scapy (ID + i, sequence + i * mss, FIN/PSH last, CWR first, lengths and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/tso_pipeline: a generated stream and a file, sent as TSO WRs on the embedded
 # net_pcap port; --verify reads the capture back; tshark checks every checksum.
 set -u

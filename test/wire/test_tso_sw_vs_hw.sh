@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The same TSO WRs through net_pcap (software TSO and checksums) and through net_tap (the
 # port's TSO and checksums where dpverbs uses them): the two captures hold the same frames,
 # byte for byte, a TCP or IPv4 checksum of 0x0000 and 0xFFFF counting as the same value.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UD over a real wire: two ports (net_af_packet on both ends of a veth pair, run by
  * run_ud_wire.sh), each with an IPv4 and an IPv6 address. UD SEND and SEND_WITH_IMM of 0, 1,
  * 63, 1000 and path-MTU bytes both ways, over the link-local GIDs (the MAC inside), IPv4 and

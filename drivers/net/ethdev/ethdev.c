@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ethdev driver: frames on DPDK ethdev queues, for any PMD (PCI NICs bound to vfio-pci, and
  * vdevs: tap, pcap, ring, null, af_packet, memif). Ports are configured and started when a
  * verbs device first uses them, and detached (rte_dev_remove) when dpverbs is done with them,

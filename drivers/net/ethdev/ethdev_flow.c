@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive steering in hardware: a rule of the layer above (struct dpv_flow_match) as an
  * rte_flow rule whose QUEUE action sends its frames to one receive queue. Only what rte_flow
  * says exactly is offered: a pattern of ETH [/ VLAN] [/ IPV4 or IPV6 [/ TCP or UDP]] with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ethdev driver's port and queue state, shared by its port (ethdev.c) and burst
  * (ethdev_rxtx.c) halves. Private to the driver. */
 #ifndef DPV_ETHDEV_PRIV_H

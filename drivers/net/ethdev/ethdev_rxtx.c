@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bursts on ethdev queues. Every transmit burst takes its queue's lock: a queue one user
  * holds alone becomes shared when users outnumber queues, and an unlocked burst already under
  * way would then race the new user's (an uncontended lock costs a few instructions per burst).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive queues spread in software (rx_spread): a port without RSS, or with fewer receive
  * queues than configured, still gives the layer above queues_per_port receive queues, each
  * holding whole flows. Its hardware queues are drained by whichever poller of a software queue
