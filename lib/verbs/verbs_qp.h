@@ -220,7 +220,7 @@ static inline void dpv__qp_unlock_ctl(struct dpv_qp *qp)
  * promise, nothing to check. */
 static inline void dpv__qp_assert_locked(const struct dpv_qp *qp)
 {
-#if DPV_ASSERTS
+#if DPV_LOCK_CHECKS
 	if (!qp->lockless)
 		dpv__lock_assert_held(&qp->lock);
 #else
@@ -232,7 +232,7 @@ static inline void dpv__qp_assert_locked(const struct dpv_qp *qp)
  * service-mode QP (the service lcore holds only that one), else the QP lock. */
 static inline void dpv__qp_assert_sq_locked(const struct dpv_qp *qp)
 {
-#if DPV_ASSERTS
+#if DPV_LOCK_CHECKS
 	if (qp->service)
 		dpv__lock_assert_held(&qp->svc_lock);
 	else
@@ -246,7 +246,7 @@ static inline void dpv__qp_assert_sq_locked(const struct dpv_qp *qp)
 static inline void dpv__qp_assert_ctl_locked(const struct dpv_qp *qp)
 {
 	dpv__qp_assert_locked(qp);
-#if DPV_ASSERTS
+#if DPV_LOCK_CHECKS
 	if (qp->service)
 		dpv__lock_assert_held(&qp->svc_lock);
 #endif

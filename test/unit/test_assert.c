@@ -140,13 +140,14 @@ static void mutex_held(void)
 	pthread_mutex_unlock(&mx);
 }
 
-/* @fn must abort with DPV_ASSERTS (saying @what), and return without */
-static void aborts(void (*fn)(void), const char *what)
+/* @fn must abort where its check is on (@on: DPV_ASSERTS, or DPV_LOCK_CHECKS for a spinlock's),
+ * saying @what, and return where it is off */
+static void aborts(void (*fn)(void), const char *what, bool on)
 {
 	char err[1024];
 	int st = in_child(fn, err, sizeof(err));
 
-	if (DPV_ASSERTS) {
+	if (on) {
 		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "%s: status %#x", what, st);
 		CHECK(strstr(err, "assertion failed") != NULL && strstr(err, what) != NULL,
 		      "%s: stderr: %s", what, err);
@@ -163,11 +164,12 @@ int main(void)
 	ref_put();
 	held_by_holder();
 	mutex_held();
-	aborts(assert_false, "zero == 1");
-	aborts(held_by_nobody, "dpv__lock_owner");
-	aborts(held_by_other, "dpv__lock_owner");
-	aborts(unlock_others, "dpv__lock_owner");
-	aborts(mutex_not_held, "__owner");
-	printf("assertions %s\n", DPV_ASSERTS ? "on" : "off (release build)");
+	aborts(assert_false, "zero == 1", DPV_ASSERTS);
+	aborts(held_by_nobody, "dpv__lock_owner", DPV_LOCK_CHECKS);
+	aborts(held_by_other, "dpv__lock_owner", DPV_LOCK_CHECKS);
+	aborts(unlock_others, "dpv__lock_owner", DPV_LOCK_CHECKS);
+	aborts(mutex_not_held, "__owner", DPV_ASSERTS);
+	printf("assertions %s, spinlock holder checks %s\n", DPV_ASSERTS ? "on" : "off (release build)",
+	       DPV_LOCK_CHECKS ? "on" : "off (debug and sanitized builds only)");
 	return test_done("assert");
 }
