@@ -127,7 +127,8 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 			match_ip_fields(m, spec->ipv4_ext.val.proto, spec->ipv4_ext.mask.proto,
 					spec->ipv4_ext.val.tos, spec->ipv4_ext.mask.tos,
 					spec->ipv4_ext.val.ttl, spec->ipv4_ext.mask.ttl);
-			match_etype(m, 0x0800);
+			if (m->etype_m == 0)           /* else the ETH spec's must hold too */
+				match_etype(m, 0x0800);
 			m->l3 = 4;
 			break;
 		case IBV_FLOW_SPEC_IPV6:
@@ -140,7 +141,8 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 					spec->ipv6.val.hop_limit, spec->ipv6.mask.hop_limit);
 			if (spec->ipv6.mask.flow_label != 0)
 				return -EOPNOTSUPP;        /* flow labels: not matched */
-			match_etype(m, 0x86dd);
+			if (m->etype_m == 0)
+				match_etype(m, 0x86dd);
 			m->l3 = 6;
 			break;
 		case IBV_FLOW_SPEC_TCP:

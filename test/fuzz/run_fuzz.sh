@@ -11,7 +11,9 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
+# -error_exitcode: libFuzzer's default for a finding is 77, which meson counts as a skip
 TMPDIR=$work "$exe" -max_total_time="${DPV_FUZZ_SECONDS:-60}" -timeout=30 -rss_limit_mb=4096 \
+	-error_exitcode=1 -timeout_exitcode=1 \
 	-print_final_stats=1 -artifact_prefix="$(dirname "$exe")/" "$work/corpus" "$seeds" &
 pid=$!
 wait $pid
