@@ -75,13 +75,21 @@ struct dpv_link {
 	uint32_t speed_mbps;
 };
 
+/* What a started port tells the layer above, from any thread: its link went down or came
+ * up (the layer turns it into port events). port_start hands it to the driver. */
+struct dpv_port_events {
+	void (*link)(void *arg, bool up);
+	void *arg;
+};
+
 struct dpv_driver_ops {
 	const char *name;
 	/* Ports, in a stable order; port_get fills @caps and returns the port (NULL: gone). */
 	int (*port_count)(void);
 	struct dpv_port *(*port_get)(int index, struct dpv_port_caps *caps);
-	/* Configure and start the port (idempotent), stop it. */
-	int (*port_start)(struct dpv_port *port);
+	/* Configure and start the port (idempotent), stop it; @ev: where its link changes go
+	 * (copied) until it stops. */
+	int (*port_start)(struct dpv_port *port, const struct dpv_port_events *ev);
 	void (*port_stop)(struct dpv_port *port);
 	/* Release every port before DPDK shuts down; port_get may probe them again. */
 	void (*ports_close)(void);
@@ -120,10 +128,6 @@ struct dpv_driver_ops {
 			  void **handle);
 	void (*flow_unsteer)(struct dpv_port *port, void *handle);
 };
-
-/* Called by a driver, from any thread, when the link of @port went down or came up (the
- * layer above turns it into port events). */
-void dpv__port_link_event(struct dpv_port *port, bool up);
 
 struct dpv_driver {
 	TAILQ_ENTRY(dpv_driver) next;

@@ -16,13 +16,12 @@
 
 #include "raw_priv.h"
 
-void dpv__device_flows_init(struct dpv_device *dev)
+int dpv__raw_flows_init(struct dpv_device *dev)
 {
 	pthread_mutex_init(&dev->flows_mutex, NULL);
 	TAILQ_INIT(&dev->flows);
 	dev->steer = NULL;
-	dpv__spinlock_init(&dev->rx_lock);
-	dpv__spinlock_init(&dev->raw_loop_lock);
+	return 0;
 }
 
 /* The size a spec of @type must have at least (its struct in verbs.h); 0: not supported. */
@@ -161,7 +160,7 @@ static int parse_specs(const struct ibv_flow_attr *attr, struct dpv_flow_match *
 	return 0;
 }
 
-struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
+static struct ibv_flow *create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 {
 	struct dpv_qp *qp = to_dqp(ibqp);
 	struct dpv_device *dev;
@@ -171,7 +170,7 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	if (qp == NULL || attr == NULL || attr->comp_mask != 0 || attr->port != 1 ||
 	    (attr->flags & ~(uint32_t)IBV_FLOW_ATTR_FLAGS_DONT_TRAP))
 		return dpv__fail_ptr(-EINVAL);
-	if (qp->type != IBV_QPT_RAW_PACKET || attr->type > IBV_FLOW_ATTR_SNIFFER)
+	if (qp->ops != &dpv_raw_transport || attr->type > IBV_FLOW_ATTR_SNIFFER)
 		return dpv__fail_ptr(-EOPNOTSUPP);
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
@@ -210,7 +209,7 @@ struct ibv_flow *dpv__create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *att
 	return &f->ibflow;
 }
 
-int dpv__destroy_flow(struct ibv_flow *ibflow)
+static int destroy_flow(struct ibv_flow *ibflow)
 {
 	struct dpv_flow *f = container_of_safe(ibflow, struct dpv_flow, ibflow);
 	struct dpv_device *dev;
@@ -228,6 +227,60 @@ int dpv__destroy_flow(struct ibv_flow *ibflow)
 	free(f);
 	return 0;
 }
+
+/* The context's ibv_create_flow and ibv_destroy_flow: flows are kept in ctx->flows, so that
+ * ibv_close_device destroys what the application left. */
+static struct ibv_flow *create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr)
+{
+	struct ibv_flow *flow;
+
+	DPV_FORK_REFUSE(NULL);
+	flow = create_flow(qp, attr);
+	if (flow != NULL && dpv__objset_add(to_dctx(qp->context), &to_dctx(qp->context)->flows,
+					   flow) != 0) {
+		destroy_flow(flow);
+		return dpv__fail_ptr(-ENOMEM);
+	}
+	return flow;
+}
+
+static int destroy_flow_tracked(struct ibv_flow *flow)
+{
+	struct dpv_context *ctx = flow != NULL ? to_dctx(flow->context) : NULL;
+	int rc;
+
+	DPV_FORK_NOOP(0);
+	rc = destroy_flow(flow);
+	if (rc == 0 && ctx != NULL)
+		dpv__objset_del(ctx, &ctx->flows, flow);
+	return -rc;                  /* the ibv_destroy_flow op: a positive errno */
+}
+
+static void flows_context_init(struct dpv_context *ctx, struct verbs_context *vctx)
+{
+	vctx->ibv_create_flow = create_flow_tracked;
+	vctx->ibv_destroy_flow = destroy_flow_tracked;
+}
+
+/* Before the QPs: a QP with flows cannot be destroyed. */
+static unsigned int flows_release(struct dpv_context *ctx)
+{
+	unsigned int n, done = 0;
+	void **v = dpv__objset_take(ctx, &ctx->flows, &n);
+
+	for (unsigned int i = 0; i < n; i++)
+		done += destroy_flow_tracked(v[i]) == 0;
+	free(v);
+	return done;
+}
+
+static const struct dpv_device_hooks raw_hooks = {
+	.name = "raw_packet",
+	.init = dpv__raw_flows_init,
+	.context_init = flows_context_init,
+	.release_before_qps = flows_release,
+};
+DPV_DEVICE_HOOKS_REGISTER(raw, raw_hooks)
 
 /* ibv_attach_mcast on a RAW_PACKET QP, as mlx4/mlx5 read it: the group's MAC address is
  * gid.raw[10..15] (33:33:... for IPv6 groups, 01:00:5e:... for IPv4 ones); frames to it reach

@@ -15,7 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
-#include "verbs_priv.h"
+#include "raw_priv.h"
 
 #define FAST_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_INLINE | IBV_SEND_IP_CSUM)
 #define FAST_SGE 4                 /* SGEs a WR may have on the fast path */

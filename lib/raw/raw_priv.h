@@ -73,4 +73,32 @@ unsigned int dpv__steer_classify(struct dpv_device *dev, uint16_t queue, struct 
 /* A rule leaves the list: its hardware rule goes too; flows_mutex held. */
 void dpv__steer_hw_drop(struct dpv_device *dev, struct dpv_flow *f);
 
+/* RAW's state on a new device (flow.c; its init hook): the rule list and steering table. */
+int dpv__raw_flows_init(struct dpv_device *dev);
+
+/* The transport's table (raw_qp.c); flow.c tells RAW's QPs by it. */
+extern const struct dpv_transport_ops dpv_raw_transport;
+
+void dpv__qp_mcast_detach_all(struct dpv_qp *qp);
+/* RAW_PACKET's ibv_attach_mcast/ibv_detach_mcast (a flow per group MAC). */
+int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
+
+/* RAW_PACKET (lib/raw): receive steering of the device, and its QPs' send paths. */
+void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
+		      uint16_t n, uint64_t *taken);
+
+int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+/* Service mode: the posting thread's fast path (descriptors), and the service lcore's
+ * (bursts of them built, sent and completed in one go; the generic kick takes the rest:
+ * false when some of what was posted when it started is left to it). */
+int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr);
+bool dpv__raw_service_send(struct dpv_qp *qp);
+void dpv__raw_progress(struct dpv_qp *qp);
+void dpv__raw_flush(struct dpv_qp *qp);
+bool dpv__raw_reset(struct dpv_qp *qp);
+
 #endif

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "verbs_priv.h"
+#include "raw_priv.h"
 
 #define ETH_HLEN 14
 
@@ -126,7 +126,12 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.progress = dpv__raw_progress,
 	.flush = dpv__raw_flush,
 	.reset = dpv__raw_reset,
-	.port_rx_queue = dpv__raw_port_rx,
 	.mcast = dpv__raw_mcast,
 	.service = true,
 };
+
+/* A RAW QP takes a whole burst's frames from its SRQ before it completes any. */
+static const struct dpv_qp_type raw_types[] = {
+	{ IBV_QPT_RAW_PACKET, 0, DPV_RX_MAX, &dpv_raw_transport },
+};
+DPV_QP_TYPES_REGISTER(raw, raw_types)

@@ -547,3 +547,11 @@ void dpv__raw_port_rx(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf
 	b.t = dpv__cyc_lap(&q->cyc[DPV_RXC_CLASSIFY], b.t);
 	deliver(&b, n);
 }
+
+/* Last of the port receivers: what ARP/ND and RoCE left goes to RAW_PACKET's flows. */
+static const struct dpv_port_receiver raw_receiver = {
+	.name = "raw_packet",
+	.order = 100,
+	.rx_queue = dpv__raw_port_rx,
+};
+DPV_PORT_RECEIVER_REGISTER(raw, raw_receiver)

@@ -9,7 +9,7 @@
 
 #include <rte_branch_prediction.h>
 
-#include "verbs_priv.h"
+#include "raw_priv.h"
 
 #define PEEK_LEN 22     /* Ethernet + two VLAN tags + the next ethertype */
 #define BURST_MAX 64

@@ -462,11 +462,11 @@ static bool rc_sq_drained(struct dpv_qp *qp)
 	return !rq->eng_on || dpv__rc_sq_drained(&rq->eng);
 }
 
-/* RC/UC frames reach their QPs through the RoCE demux (roce_rx.c, in dpv_rx_transports as
- * the UD transport's port_rx): nothing more to take here. */
-static void rc_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-		       uint64_t *taken)
+/* A packet the RoCE demux (roce_rx.c) found for @qp; its answers wait for rx_done. */
+static int rc_deliver(struct dpv_qp *qp, const uint8_t *f, const void *fr,
+		      struct dpv_cqe_batch *b)
 {
+	return dpv__rc_deliver(qp, f, fr);
 }
 
 static int rc_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
@@ -474,7 +474,7 @@ static int rc_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	return gid == NULL ? 0 : -EINVAL;        /* groups are UD's */
 }
 
-const struct dpv_transport_ops dpv_rc_transport = {
+static const struct dpv_transport_ops dpv_rc_transport = {
 	.name = "rc",
 	.create = rc_create,
 	.destroy = rc_destroy,
@@ -483,10 +483,20 @@ const struct dpv_transport_ops dpv_rc_transport = {
 	.progress = rc_progress,
 	.flush = rc_flush,
 	.reset = rc_reset,
-	.port_rx = rc_port_rx,
 	.mcast = rc_mcast,
 	.service = false,
 	.modify = rc_modify,
 	.query = rc_query,
 	.sq_drained = rc_sq_drained,
+	.deliver = rc_deliver,
+	.rx_done = dpv__rc_rx_done,
 };
+
+/* One transport, four types: XRC_SEND has no receive side, XRC_RECV no queues of its own. */
+static const struct dpv_qp_type rc_types[] = {
+	{ IBV_QPT_RC, 0, 4, &dpv_rc_transport },
+	{ IBV_QPT_UC, 0, 4, &dpv_rc_transport },
+	{ IBV_QPT_XRC_SEND, DPV_QPT_NO_RECV, 4, &dpv_rc_transport },
+	{ IBV_QPT_XRC_RECV, DPV_QPT_XRC_TARGET, 4, &dpv_rc_transport },
+};
+DPV_QP_TYPES_REGISTER(rc, rc_types)

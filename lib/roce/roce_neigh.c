@@ -371,11 +371,15 @@ static bool neigh_rx_idle(const struct dpv_device *dev)
 	       __atomic_load_n(&rp->resolving, __ATOMIC_ACQUIRE) == 0;
 }
 
-const struct dpv_transport_ops dpv_roce_neigh_transport = {
+/* First of the port receivers: ARP and ND frames to the port's addresses are answered
+ * here whoever else receives. */
+static const struct dpv_port_receiver neigh_receiver = {
 	.name = "ARP/ND",
-	.port_rx = dpv__roce_neigh_rx,
-	.port_rx_idle = neigh_rx_idle,
+	.order = 10,
+	.rx = dpv__roce_neigh_rx,
+	.idle = neigh_rx_idle,
 };
+DPV_PORT_RECEIVER_REGISTER(neigh, neigh_receiver)
 
 /* ---- resolving ---- */
 

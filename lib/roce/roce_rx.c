@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The RoCE receive side of a port, first in dpv_rx_transports: a frame is RoCE's when it is
+/* The RoCE receive side of a port, a port receiver after ARP/ND: a frame is RoCE's when it is
  * UDP to port 4791 and its destination is one of the port's GIDs (or a multicast group a QP
  * of the port is attached to); such a frame is taken from the burst (RAW_PACKET's steering
  * then gives it to SNIFFER flows only), taken apart and checked by the codec (ICRC included),
- * and handed to the QP its BTH names: one read of the device's QPN table, or every QP
- * attached to the group for the multicast QPN. Whatever is dropped is counted in the port's
+ * and handed to the QP its BTH names (its transport's deliver op): one read of the device's
+ * QPN table, or every QP attached to the group for the multicast QPN. Whatever is dropped is counted in the port's
  * RoCE counters (dpv_query_port_stats): a bad ICRC, malformed headers, no such QP, a Q_Key
- * of another QP. Runs with the device's rx_lock held (dpv__port_rx_poll). */
+ * of another QP. Runs with the device's rx_lock held (dpv__rxq_poll). */
 #include <errno.h>
 #include <string.h>
 
@@ -66,29 +66,42 @@ static bool roce_peek(const uint8_t *p, uint32_t len, uint8_t dgid[16])
 }
 
 /* The QP whose lock stays held while consecutive frames go to it; its completions are pushed
- * before the lock is let go (a RESET in between must not find them later in the CQ), and an
- * RC/UC QP's ACK and frames go out then: one ACK for the requests of the burst. */
+ * before the lock is let go (a RESET in between must not find them later in the CQ), and what
+ * its transport answers for the burst goes out then (rx_done: RC's one ACK). */
 struct rx_state {
 	struct dpv_device *dev;
 	struct dpv_qp *held;
-	bool held_rc;                    /* delivered to through dpv__rc_deliver */
 	struct dpv_cqe_batch batch;
 };
 
-static void hold(struct rx_state *st, struct dpv_qp *qp)
+/* Hold @qp (NULL: let go of the held one); false when it cannot be held now (this thread is
+ * modifying it: dpv__qp_rx_hold). */
+static bool hold(struct rx_state *st, struct dpv_qp *qp)
 {
-	if (qp == st->held)
-		return;
-	if (st->held != NULL) {
-		if (st->held_rc)
-			dpv__rc_rx_done(st->held);
+	struct dpv_qp *held = st->held;
+
+	if (qp == held)
+		return qp != NULL;
+	if (held != NULL) {
+		if (held->ops->rx_done != NULL)
+			held->ops->rx_done(held);
 		dpv__rq_batch_flush(&st->batch);
-		dpv__qp_unlock(st->held);
+		dpv__qp_unlock(held);
 	}
+	st->held = NULL;
+	if (qp == NULL || !dpv__qp_rx_hold(qp))
+		return false;
 	st->held = qp;
-	st->held_rc = false;
-	if (qp != NULL)
-		dpv__qp_lock(qp);
+	return true;
+}
+
+/* The transport of @qp takes the frame; a QP whose transport takes none (RAW) has no QPN here. */
+static enum dpv_ud_rx deliver(struct rx_state *st, struct dpv_qp *qp, const uint8_t *f,
+			      const struct dpv_roce_frame *fr)
+{
+	if (qp->ops->deliver == NULL)
+		return DPV_UD_RX_NO_QP;
+	return (enum dpv_ud_rx)qp->ops->deliver(qp, f, fr, &st->batch);
 }
 
 static void count(struct dpv_device *dev, enum dpv_ud_rx r)
@@ -113,8 +126,9 @@ static void to_group(struct rx_state *st, const uint8_t *f, const struct dpv_roc
 
 		if (memcmp(m->gid, fr->dgid, 16) != 0)
 			continue;
-		hold(st, m->qp);
-		r = dpv__ud_deliver(m->qp, f, fr, &st->batch);
+		if (!hold(st, m->qp))
+			continue;
+		r = deliver(st, m->qp, f, fr);
 		if (r == DPV_UD_RX_DELIVERED || (r == DPV_UD_RX_BAD_QKEY && result == DPV_UD_RX_NO_QP))
 			result = r;
 	}
@@ -147,17 +161,11 @@ static void dispatch(struct rx_state *st, uint8_t *f, uint32_t len, enum icrc_mo
 		return;
 	}
 	qp = dpv__qpn_lookup(dev, fr.h.bth.dqpn);
-	if (qp == NULL || qp == dpv_ctl_qp) {   /* none, or being modified by this thread */
+	if (!hold(st, qp)) {          /* none, or being modified by this thread */
 		dev->roce_cnt.rx_no_qp++;
 		return;
 	}
-	hold(st, qp);
-	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_SEND ||
-	    qp->type == IBV_QPT_XRC_RECV) {
-		st->held_rc = true;
-		count(dev, dpv__rc_deliver(qp, f, &fr));
-	} else
-		count(dev, dpv__ud_deliver(qp, f, &fr, &st->batch));
+	count(dev, deliver(st, qp, f, &fr));
 }
 
 /* The last 4 bytes of a chained frame from @lin, its linear copy. */
@@ -212,17 +220,15 @@ static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 	return true;
 }
 
-void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-		       uint64_t *taken)
+static void roce_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n, uint64_t *taken)
 {
 	struct rx_state st;
 
-	dpv__lock_assert_held(&dev->rx_lock);   /* a port_rx: one burst at a time */
+	dpv__lock_assert_held(&dev->rx_lock);   /* a receiver's rx: one burst at a time */
 	if (__atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0)
 		return;
 	st.dev = dev;                 /* not "= { ... }": that zeroes 32 CQEs per burst */
 	st.held = NULL;
-	st.held_rc = false;
 	st.batch.cq = NULL;
 	st.batch.n = 0;
 	for (uint16_t i = 0; i < n; i++)
@@ -230,3 +236,18 @@ void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t 
 			*taken |= 1ull << i;
 	hold(&st, NULL);
 }
+
+/* No RoCE QP on the port: RoCE takes no frame. */
+static bool roce_rx_idle(const struct dpv_device *dev)
+{
+	return __atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* After ARP/ND (a peer resolving us first gets its answer), before RAW_PACKET's flows. */
+static const struct dpv_port_receiver roce_receiver = {
+	.name = "roce",
+	.order = 50,
+	.rx = roce_rx,
+	.idle = roce_rx_idle,
+};
+DPV_PORT_RECEIVER_REGISTER(roce, roce_receiver)

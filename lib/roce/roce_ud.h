@@ -131,8 +131,25 @@ enum dpv_ud_rx dpv__rc_deliver(struct dpv_qp *qp, const uint8_t *f,
 			       const struct dpv_roce_frame *fr);
 void dpv__rc_rx_done(struct dpv_qp *qp);
 
-/* roce_rx.c: the receive side of the port (the port_rx op of the RoCE transports). */
-void dpv__roce_port_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-		       uint64_t *taken);
+/* RoCEv2 port state (roce_addr.c): made with the device (its configured addresses added),
+ * told when the port starts and stops (the device hooks of roce_device.c); -ENOMEM. */
+int dpv__roce_port_init(struct dpv_device *dev);
+void dpv__roce_port_start(struct dpv_device *dev, bool started);
+
+/* The mbuf flag (a registered dynamic ol_flags bit; 0 before the first port starts, or when
+ * DPDK has no bit left) of a RoCE frame built for the loopback ring without its ICRC: it
+ * never reaches a wire, so nothing can corrupt it on the way (doc/roce.md, "Loopback").
+ * roce_device.c. */
+extern uint64_t dpv__loop_no_icrc;
+/* May a frame for @dev's own loopback be built without its ICRC now? Only when nobody could
+ * see or damage it: no SNIFFER rule on the port (they get RoCE frames too, whole) and no
+ * receive fault injection (corruption must die on the ICRC). The receive side checks again
+ * (a sniffer or a fault that arrived meanwhile): roce_rx.c. */
+static inline bool dpv__device_loop_icrc_skip(struct dpv_device *dev)
+{
+	return dpv__loop_no_icrc != 0 && !__atomic_load_n(&dev->fault_on[0], __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&dev->sniffers, __ATOMIC_RELAXED) == 0;
+}
+
 
 #endif

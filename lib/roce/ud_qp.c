@@ -116,13 +116,14 @@ static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	return 0;
 }
 
-/* No RoCE QP on the port: RoCE takes no frame (dpv__roce_port_rx). */
-static bool roce_rx_idle(const struct dpv_device *dev)
+/* A UD frame the RoCE demux (roce_rx.c) found for @qp. */
+static int ud_deliver(struct dpv_qp *qp, const uint8_t *f, const void *fr,
+		      struct dpv_cqe_batch *b)
 {
-	return __atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0;
+	return dpv__ud_deliver(qp, f, fr, b);
 }
 
-const struct dpv_transport_ops dpv_ud_transport = {
+static const struct dpv_transport_ops dpv_ud_transport = {
 	.name = "ud",
 	.create = ud_create,
 	.destroy = ud_destroy,
@@ -131,11 +132,15 @@ const struct dpv_transport_ops dpv_ud_transport = {
 	.progress = dpv__ud_progress,
 	.flush = dpv__ud_flush,
 	.reset = dpv__ud_reset,
-	.port_rx = dpv__roce_port_rx,
-	.port_rx_idle = roce_rx_idle,
 	.mcast = dpv__ud_mcast,
 	.service = false,
+	.deliver = ud_deliver,
 };
+
+static const struct dpv_qp_type ud_types[] = {
+	{ IBV_QPT_UD, 0, 4, &dpv_ud_transport },
+};
+DPV_QP_TYPES_REGISTER(ud, ud_types)
 
 /* ---- multicast groups ---- */
 

@@ -65,15 +65,16 @@ void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event
 		VERBS_LOG(ERR, "async event fd: %s", strerror(errno));
 }
 
-void dpv__port_link_event(struct dpv_port *port, bool up)
+void dpv__device_link_event(void *arg, bool up)
 {
+	struct dpv_device *dev = arg;
 	struct ibv_async_event ev = { .event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
 				      .element.port_num = 1 };
 	struct dpv_context *ctx;
 
 	pthread_mutex_lock(&open_lock);
 	TAILQ_FOREACH(ctx, &open_contexts, open_next)
-		if (ctx->dev->port == port)
+		if (ctx->dev == dev)
 			dpv__async_event_post(ctx, &ev);
 	pthread_mutex_unlock(&open_lock);
 }

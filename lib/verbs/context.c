@@ -40,6 +40,8 @@ UNSUP_INT(unsup_post_srq_ops, struct ibv_srq *srq, struct ibv_ops_wr *op, struct
 UNSUP_INT(unsup_destroy_rwq_ind_table, struct ibv_rwq_ind_table *t)
 UNSUP_PTR(struct ibv_rwq_ind_table, unsup_create_rwq_ind_table, struct ibv_context *context,
 	  struct ibv_rwq_ind_table_init_attr *init_attr)
+UNSUP_INT(unsup_destroy_flow, struct ibv_flow *flow)
+UNSUP_PTR(struct ibv_flow, unsup_create_flow, struct ibv_qp *qp, struct ibv_flow_attr *attr)
 UNSUP_INT(unsup_destroy_wq, struct ibv_wq *wq)
 UNSUP_INT(unsup_modify_wq, struct ibv_wq *wq, struct ibv_wq_attr *attr)
 UNSUP_PTR(struct ibv_wq, unsup_create_wq, struct ibv_context *context, struct ibv_wq_init_attr *a)
@@ -100,9 +102,9 @@ void dpv__context_ops_init(struct verbs_context *v)
 	v->query_rt_values = dpv_query_rt_values;
 	v->create_cq_ex = dpv_create_cq_ex;
 	v->query_device_ex = dpv_query_device_ex;
-	v->ibv_destroy_flow = dpv_destroy_flow_tracked;   /* kept in ctx->flows */
+	v->ibv_destroy_flow = unsup_destroy_flow;   /* RAW's context_init hook sets both */
 	v->ABI_placeholder2 = unsup_placeholder;
-	v->ibv_create_flow = dpv_create_flow_tracked;
+	v->ibv_create_flow = unsup_create_flow;
 	v->ABI_placeholder1 = unsup_placeholder;
 	v->open_qp = dpv_open_qp;
 	v->create_qp_ex = dpv_create_qp_ex;

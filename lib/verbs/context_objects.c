@@ -42,34 +42,7 @@ void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr)
-{
-	struct ibv_flow *flow;
-
-	DPV_FORK_REFUSE(NULL);
-	flow = dpv__create_flow(qp, attr);
-	if (flow != NULL && dpv__objset_add(to_dctx(qp->context), &to_dctx(qp->context)->flows,
-					   flow) != 0) {
-		dpv__destroy_flow(flow);
-		return dpv__fail_ptr(-ENOMEM);
-	}
-	return flow;
-}
-
-int dpv_destroy_flow_tracked(struct ibv_flow *flow)
-{
-	struct dpv_context *ctx = flow != NULL ? to_dctx(flow->context) : NULL;
-	int rc;
-
-	DPV_FORK_NOOP(0);
-	rc = dpv__destroy_flow(flow);
-	if (rc == 0 && ctx != NULL)
-		dpv__objset_del(ctx, &ctx->flows, flow);
-	return -rc;                  /* the ibv_destroy_flow op: a positive errno */
-}
-
-/* A snapshot of a set (the destroy functions change it); NULL when empty. */
-static void **objset_take(struct dpv_context *ctx, struct dpv_objset *s, unsigned int *n)
+void **dpv__objset_take(struct dpv_context *ctx, struct dpv_objset *s, unsigned int *n)
 {
 	void **v;
 
@@ -84,17 +57,6 @@ static void **objset_take(struct dpv_context *ctx, struct dpv_objset *s, unsigne
 	return v;
 }
 
-static unsigned int release_flows(struct dpv_context *ctx)
-{
-	unsigned int n, done = 0;
-	void **v = objset_take(ctx, &ctx->flows, &n);
-
-	for (unsigned int i = 0; i < n; i++)
-		done += dpv_destroy_flow_tracked(v[i]) == 0;
-	free(v);
-	return done;
-}
-
 static unsigned int release_qps(struct dpv_context *ctx)
 {
 	unsigned int n, done = 0;
@@ -104,17 +66,6 @@ static unsigned int release_qps(struct dpv_context *ctx)
 		dpv__qp_open_orphan(v[i]);   /* the context goes: so do its QPs, shared or not */
 		done += ibv_destroy_qp(&v[i]->ibqp) == 0;
 	}
-	free(v);
-	return done;
-}
-
-static unsigned int release_ahs(struct dpv_context *ctx)
-{
-	unsigned int n, done = 0;
-	void **v = objset_take(ctx, &ctx->ahs, &n);
-
-	for (unsigned int i = 0; i < n; i++)
-		done += ibv_destroy_ah(v[i]) == 0;
 	free(v);
 	return done;
 }
@@ -152,7 +103,7 @@ static unsigned int release_cqs(struct dpv_context *ctx)
 static unsigned int release_channels(struct dpv_context *ctx)
 {
 	unsigned int n, done = 0;
-	void **v = objset_take(ctx, &ctx->channels, &n);
+	void **v = dpv__objset_take(ctx, &ctx->channels, &n);
 
 	for (unsigned int i = 0; i < n; i++)
 		done += ibv_destroy_comp_channel(v[i]) == 0;
@@ -164,7 +115,7 @@ static unsigned int release_channels(struct dpv_context *ctx)
 static unsigned int release_pds(struct dpv_context *ctx)
 {
 	unsigned int n, done = 0;
-	void **v = objset_take(ctx, &ctx->pds, &n);
+	void **v = dpv__objset_take(ctx, &ctx->pds, &n);
 
 	for (int parents = 1; parents >= 0; parents--)
 		for (unsigned int i = 0; i < n; i++) {
@@ -183,7 +134,7 @@ static unsigned int release_pds(struct dpv_context *ctx)
 static unsigned int release_tds(struct dpv_context *ctx)
 {
 	unsigned int n, done = 0;
-	void **v = objset_take(ctx, &ctx->tds, &n);
+	void **v = dpv__objset_take(ctx, &ctx->tds, &n);
 
 	for (unsigned int i = 0; i < n; i++)
 		done += dpv_dealloc_td(v[i]) == 0;
@@ -193,13 +144,17 @@ static unsigned int release_tds(struct dpv_context *ctx)
 
 void dpv__context_release(struct dpv_context *ctx)
 {
-	unsigned int flows, qps, srqs, ahs, mrs, cqs, chans, pds, tds;
+	unsigned int flows = 0, qps, srqs, ahs = 0, mrs, cqs, chans, pds, tds;
 
-	flows = release_flows(ctx);
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)      /* RAW: flows */
+		if (dpv__device_hooks[i]->release_before_qps != NULL)
+			flows += dpv__device_hooks[i]->release_before_qps(ctx);
 	qps = dpv__release_qp_opens(ctx);   /* handles of other QPs first: they may end them */
 	qps += release_qps(ctx);
 	srqs = dpv__release_srqs(ctx) + dpv__release_xrcds(ctx);   /* after their QPs */
-	ahs = release_ahs(ctx);
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)      /* RoCE: AHs */
+		if (dpv__device_hooks[i]->release_after_qps != NULL)
+			ahs += dpv__device_hooks[i]->release_after_qps(ctx);
 	dpv__mw_release_all(ctx);          /* they hold MRs */
 	mrs = release_mrs(ctx);
 	cqs = release_cqs(ctx);

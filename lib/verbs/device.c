@@ -14,7 +14,6 @@
 
 #include <rte_ethdev.h>
 
-#include "dpv_roce.h"
 #include "verbs_priv.h"
 
 RTE_LOG_REGISTER(dpv_logtype_verbs, lib.dpverbs.verbs, NOTICE);
@@ -26,6 +25,23 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dpv_device **devices;     /* every device ever seen; never freed while running */
 static int nb_devices;
 static int nb_open;                      /* contexts open on any device */
+
+/* Each layer's state on a new device (device lock held); -ENOMEM. */
+static int device_hooks_init(struct dpv_device *d)
+{
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
+		if (dpv__device_hooks[i]->init != NULL && dpv__device_hooks[i]->init(d) != 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* The port of @d started (@started) or is about to stop. */
+static void device_hooks_start(struct dpv_device *d, bool started)
+{
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
+		if (dpv__device_hooks[i]->start != NULL)
+			dpv__device_hooks[i]->start(d, started);
+}
 
 static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, int index,
 					     struct dpv_port *port, const struct dpv_port_caps *caps)
@@ -54,7 +70,8 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "dpv_%.59s", caps->name);
 	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "dpdk:%s", caps->name);
 	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "dpdk:%s", caps->name);
-	dpv__device_flows_init(d);
+	dpv__spinlock_init(&d->rx_lock);
+	dpv__spinlock_init(&d->raw_loop_lock);
 	dpv__device_service_init(d);
 	dpv__spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
@@ -62,7 +79,7 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	TAILQ_INIT(&d->mcasts);
 	dpv__timer_list_init(&d->timers);
 	d->caps = *caps;
-	if (dpv__roce_port_init(d) != 0) {
+	if (device_hooks_init(d) != 0) {
 		nb_devices--;             /* never listed: nothing refers to it yet */
 		free(d);
 		return NULL;
@@ -205,7 +222,9 @@ static int device_start(struct dpv_device *d)
 		return -ENODEV;
 	}
 	{
-		rc = d->ops->port_start(d->port);
+		const struct dpv_port_events ev = { .link = dpv__device_link_event, .arg = d };
+
+		rc = d->ops->port_start(d->port, &ev);
 		/* every start begins with the configured policy and nothing forced */
 		__atomic_store_n(&d->offload.policy, (int)dpv__config()->offload_policy,
 				 __ATOMIC_RELAXED);
@@ -217,7 +236,7 @@ static int device_start(struct dpv_device *d)
 		rc = dpv__device_rx_init(d);          /* its receive queues */
 	}
 	if (rc == 0)
-		dpv__roce_port_start(d, true);
+		device_hooks_start(d, true);
 	return rc;
 }
 
@@ -232,7 +251,6 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return dpv__fail_ptr(rc);
 	if (d == NULL)
 		return dpv__fail_ptr(-EINVAL);
-	dpv__loop_flag_init();
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return dpv__fail_ptr(-ENOMEM);
@@ -270,6 +288,9 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	dpv__context_ops_init(&ctx->vctx);
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
+		if (dpv__device_hooks[i]->context_init != NULL)
+			dpv__device_hooks[i]->context_init(ctx, &ctx->vctx);
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
@@ -316,7 +337,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 		dpv__spinlock_lock(&d->rx_lock);
 		dpv__device_faults_stop(d);
 		dpv__spinlock_unlock(&d->rx_lock);
-		dpv__roce_port_start(d, false);
+		device_hooks_start(d, false);
 		d->ops->port_stop(d->port);
 	}
 	if (--nb_open == 0)
@@ -353,7 +374,9 @@ DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 
 static void verbs_stop(void)
 {
-	dpv__roce_keeper_stop();          /* nothing polls the ports while they close */
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)   /* nothing polls the ports now */
+		if (dpv__device_hooks[i]->stop != NULL)
+			dpv__device_hooks[i]->stop();
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);
@@ -510,8 +533,6 @@ int dpv_query_device_ex(struct ibv_context *context, const struct ibv_query_devi
 	return 0;
 }
 
-/* The RoCE MTU of the port, as rxe derives it (dpv__roce_active_mtu); a port too small for
- * even 256 bytes of RoCE payload still says 256 (enum ibv_mtu has nothing below). */
 /* ibv_query_rt_values_ex(3): the clock completion timestamps count, read now, in
  * raw_clock.tv_nsec (tv_sec 0), as mlx5 returns its free-running counter; comp_mask says
  * what was filled. Unknown request bits: EINVAL. */
@@ -526,13 +547,6 @@ int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *value
 		values->raw_clock.tv_nsec = (long)rte_rdtsc();
 	}
 	return 0;
-}
-
-static enum ibv_mtu ib_mtu_of(uint32_t mtu)
-{
-	int ib = dpv__roce_active_mtu(mtu);
-
-	return ib >= IBV_MTU_256 ? (enum ibv_mtu)ib : IBV_MTU_256;
 }
 
 /* IB width and speed that multiply to the Ethernet link speed, as mlx5 reports them. */
@@ -565,13 +579,15 @@ int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_por
 	ctx->dev->ops->link_get(ctx->dev->port, &link);
 	a.state = link.up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a.max_mtu = IBV_MTU_4096;
-	a.active_mtu = ib_mtu_of(ctx->dev->caps.mtu);
-	a.gid_tbl_len = DPV_ROCE_GID_TBL_LEN;
+	a.active_mtu = IBV_MTU_256;       /* the hooks say more (RoCE: from the port's MTU) */
 	a.max_msg_sz = DPV_MAX_MSG_SZ;           /* RC/UC's; UD's is the MTU, RAW's a frame */
 	a.pkey_tbl_len = 1;
 	ib_speed_of(link.speed_mbps, &a.active_width, &a.active_speed);
 	a.phys_state = link.up ? 5 /* LinkUp */ : 3 /* Disabled */;
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
+		if (dpv__device_hooks[i]->query_port != NULL)
+			dpv__device_hooks[i]->query_port(ctx->dev, &a);
 	memcpy(out, &a, attr_len < sizeof(a) ? attr_len : sizeof(a));
 	return 0;
 }
@@ -583,66 +599,6 @@ DPV_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 	/* Binaries built before the flags fields existed pass the shorter structure. */
 	return dpv_query_port(context, port_num, (struct ibv_port_attr *)port_attr,
 			      offsetof(struct ibv_port_attr, flags));
-}
-
-/* An empty entry reads as zeros, as rdma-core reads it from sysfs; an index outside the
- * table is EINVAL. */
-DPV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
-			     union ibv_gid *gid)
-{
-	int rc;
-
-	DPV_FORK_REFUSE(ENODEV);
-	if (context == NULL || gid == NULL || port_num != 1)
-		return EINVAL;
-	rc = dpv__roce_gid_get(to_dctx(context)->dev, index, gid->raw);
-	if (rc == -ENODATA)
-		memset(gid, 0, sizeof(*gid));
-	return rc == -EINVAL ? EINVAL : 0;
-}
-
-/* Every entry is RoCE v2, as rxe's (the port has no netdev: ndev_ifindex 0). ENODATA for an
- * empty entry inside the table, EINVAL outside it (as the kernel's GID query). */
-DPV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
-				 uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
-				 size_t entry_size)
-{
-	struct ibv_gid_entry e = { .gid_index = gid_index, .port_num = port_num,
-				   .gid_type = IBV_GID_TYPE_ROCE_V2 };
-	int rc;
-
-	DPV_FORK_REFUSE(ENODEV);
-	if (context == NULL || entry == NULL || flags != 0 || entry_size < sizeof(e) ||
-	    port_num != 1 || gid_index >= DPV_ROCE_GID_TBL_LEN)
-		return EINVAL;
-	rc = dpv__roce_gid_get(to_dctx(context)->dev, (int)gid_index, e.gid.raw);
-	if (rc != 0)
-		return -rc;
-	memcpy(entry, &e, sizeof(e));
-	return 0;
-}
-
-/* The valid entries of every port (there is one), in index order: how many, -EINVAL when
- * they do not fit in @max_entries (as the kernel's GID table query). */
-DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
-					size_t max_entries, uint32_t flags, size_t entry_size)
-{
-	struct ibv_gid_entry e[DPV_ROCE_GID_TBL_LEN];
-	size_t n = 0;
-
-	DPV_FORK_REFUSE(-ENODEV);
-	if (context == NULL || entries == NULL || flags != 0 || entry_size < sizeof(*entries) ||
-	    max_entries == 0)
-		return -EINVAL;
-	for (uint32_t i = 0; i < DPV_ROCE_GID_TBL_LEN; i++)
-		if (_ibv_query_gid_ex(context, 1, i, &e[n], 0, sizeof(e[n])) == 0)
-			n++;
-	if (n > max_entries)
-		return -EINVAL;
-	/* entry_size may be larger than the struct (a newer caller): its stride */
-	for (size_t i = 0; i < n; i++)
-		memcpy((char *)entries + i * entry_size, &e[i], sizeof(e[i]));
-	return (ssize_t)n;
 }
 
 DPV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
@@ -700,7 +656,8 @@ DPV_EXPORT int dpv_set_offload_policy(struct ibv_context *context,
 	return 0;
 }
 
-/* Counters of live transmitters are read without their QPs' locks: a snapshot. */
+/* Counters of live transmitters are read without their QPs' locks: a snapshot; then what
+ * the layers above count (their stats hooks). */
 void dpv__device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
 {
 	struct dpv_tx_counters sum;
@@ -717,6 +674,9 @@ void dpv__device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
 		.tso_segments_sw = sum.tso_segments_sw, .csum_hw = sum.csum_hw,
 		.csum_sw = sum.csum_sw,
 	};
+	for (int i = 0; dpv__device_hooks[i] != NULL; i++)     /* RoCE's, ARP/ND's */
+		if (dpv__device_hooks[i]->stats != NULL)
+			dpv__device_hooks[i]->stats(d, st);
 }
 
 DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats)
@@ -736,16 +696,6 @@ DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port
 	stats->rx_cycles_cqe = cyc[DPV_RXC_CQE];
 	stats->rx_cycles_free = cyc[DPV_RXC_FREE];
 	stats->tsc_hz = rte_get_tsc_hz();
-	stats->rx_roce = __atomic_load_n(&ctx->dev->roce_cnt.rx, __ATOMIC_RELAXED);
-	stats->rx_roce_bad_icrc = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_icrc, __ATOMIC_RELAXED);
-	stats->rx_roce_malformed = __atomic_load_n(&ctx->dev->roce_cnt.rx_malformed,
-						   __ATOMIC_RELAXED);
-	stats->rx_roce_no_qp = __atomic_load_n(&ctx->dev->roce_cnt.rx_no_qp, __ATOMIC_RELAXED);
-	stats->rx_roce_bad_qkey = __atomic_load_n(&ctx->dev->roce_cnt.rx_bad_qkey, __ATOMIC_RELAXED);
-	stats->tx_roce_loopback = __atomic_load_n(&ctx->dev->roce_cnt.tx_loopback, __ATOMIC_RELAXED);
-	stats->tx_ud_oversize = __atomic_load_n(&ctx->dev->roce_cnt.tx_oversize, __ATOMIC_RELAXED);
-	dpv__roce_neigh_stats(ctx->dev, &stats->tx_nd, &stats->tx_nd_dropped, &stats->rx_nd,
-			      &stats->rx_nd_malformed);
 	return 0;
 }
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
 #include "dpv_engine.h"
@@ -23,12 +22,12 @@
 #include "verbs_cq.h"
 #include "verbs_qp.h"
 #include "verbs_progress.h"
-#include "verbs_transport_calls.h"
+#include "verbs_transport.h"
 
 #define RX_BURST DPV_RX_BURST
 /* room for a burst and, with fault injection, its duplicates and released frames */
 #define RX_ROOM DPV_RX_MAX
-_Static_assert(RX_ROOM <= 64 && RX_ROOM >= 2 * RX_BURST, "port_rx's taken mask has 64 bits");
+_Static_assert(RX_ROOM <= 64 && RX_ROOM >= 2 * RX_BURST, "a receiver's taken mask has 64 bits");
 #define LOOP_RING 1024
 #define LOOP_BURST (RX_BURST / 2)   /* the port's own frames get the rest of a burst */
 
@@ -44,23 +43,6 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp)
 	dpv__spinlock_lock(&ctx->qps_lock);
 	TAILQ_REMOVE(&ctx->qps, qp, ctx_next);
 	dpv__spinlock_unlock(&ctx->qps_lock);
-}
-
-uint64_t dpv__loop_no_icrc;
-
-void dpv__loop_flag_init(void)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static const struct rte_mbuf_dynflag flag = { .name = "dpv_loop_no_icrc" };
-	int bit;
-
-	if (__atomic_load_n(&dpv__loop_no_icrc, __ATOMIC_RELAXED) != 0)
-		return;
-	pthread_mutex_lock(&lock);
-	bit = rte_mbuf_dynflag_register(&flag);        /* the same bit again when registered */
-	if (bit >= 0)
-		__atomic_store_n(&dpv__loop_no_icrc, 1ull << bit, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&lock);
 }
 
 int dpv__device_loop_init(struct dpv_device *dev)
@@ -216,7 +198,7 @@ static void rx_frames_free(struct rte_mbuf **m, unsigned int n)
 		rte_mempool_put_bulk(pool, (void **)m, k);
 }
 
-/* A burst of receive queue @q to each transport (dpv_rx_transports, in order), then freed in
+/* A burst of receive queue @q to each port receiver (verbs_transport.h, in order), then freed in
  * bulk: first, on queue 0, what the port looped back to itself (at most half a burst: taken
  * with one queue's frames, one poller at a time, they are given in the order they were
  * sent), then the queue's frames; receive faults act on them all. One poller per queue: a
@@ -254,14 +236,14 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q)
 	if (n > 0) {
 		uint64_t taken = 0;
 
-		for (int i = 0; dpv_rx_transports[i] != NULL; i++) {
-			const struct dpv_transport_ops *tr = dpv_rx_transports[i];
+		for (int i = 0; dpv__port_receivers[i] != NULL; i++) {
+			const struct dpv_port_receiver *r = dpv__port_receivers[i];
 
-			if (tr->port_rx_queue != NULL) {
-				tr->port_rx_queue(dev, q, frames, n, &taken);
-			} else if (tr->port_rx_idle == NULL || !tr->port_rx_idle(dev)) {
+			if (r->rx_queue != NULL) {
+				r->rx_queue(dev, q, frames, n, &taken);
+			} else if (r->idle == NULL || !r->idle(dev)) {
 				dpv__spinlock_lock(&dev->rx_lock);
-				tr->port_rx(dev, frames, n, &taken);
+				r->rx(dev, frames, n, &taken);
 				dpv__spinlock_unlock(&dev->rx_lock);
 			}
 		}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Queue pairs, shared by every QP type: creation (capabilities checked and written back as
  * verbs does), the state machine of ibv_modify_qp, queries and destruction. What a type means
- * on the wire is its transport's (struct dpv_transport_ops, chosen here once by the type);
- * the core calls the transport's ops and never branches on the type. */
+ * on the wire is its transport's (struct dpv_transport_ops, registered with its types); the
+ * type is looked up once, at creation, and the core goes by that entry's ops and flags. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,8 @@
 #define MAX_TSO_HEADER_LIMIT 512
 
 bool dpv_cycles_on;
-__thread struct dpv_qp *dpv_ctl_qp;
+/* the QP whose control lock this thread holds in modify() (dpv__qp_rx_hold) */
+static __thread struct dpv_qp *ctl_qp;
 
 /* Destroyed QPs whose port still held sent buffers: their SQ stays (the buffers' callbacks
  * write into it) until the ports are closed at exit. */
@@ -33,32 +34,16 @@ void dpv__qp_zombies_free(void)
 	pthread_mutex_unlock(&zombies_lock);
 }
 
-/* The transport of each QP type. */
-static const struct dpv_transport_ops *const transports[] = {
-	[IBV_QPT_RC] = &dpv_rc_transport,
-	[IBV_QPT_UC] = &dpv_rc_transport,
-	[IBV_QPT_UD] = &dpv_ud_transport,
-	[IBV_QPT_RAW_PACKET] = &dpv_raw_transport,
-	[IBV_QPT_XRC_SEND] = &dpv_rc_transport,
-	[IBV_QPT_XRC_RECV] = &dpv_rc_transport,
-};
-
-/* The transports a received burst is offered to, in order: ARP and IPv6 ND for a port with
- * addresses (lib/roce/roce_neigh.c), then RoCE's UDP 4791 frames to the port's GIDs
- * (lib/roce/roce_rx.c), before RAW_PACKET's steering sees the rest. */
-const struct dpv_transport_ops *const dpv_rx_transports[] = {
-	&dpv_roce_neigh_transport, &dpv_ud_transport, &dpv_raw_transport, NULL
-};
-
 #define KNOWN_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | \
 			 IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER | \
 			 IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH | \
 			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 /* XRC_RECV: an XRC domain, no PD, no CQs, no queues; XRC_SEND: no receive side. */
-static int check_xrc_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a)
+static int check_xrc_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a,
+			  const struct dpv_qp_type *t)
 {
-	bool tgt = a->qp_type == IBV_QPT_XRC_RECV;
+	bool tgt = t->flags & DPV_QPT_XRC_TARGET;
 
 	if (tgt != !!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) ||
 	    (tgt && (a->xrcd == NULL || a->xrcd->context != &ctx->vctx.context)))
@@ -72,10 +57,11 @@ static int check_xrc_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr
 	return 0;
 }
 
-static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a)
+static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_attr_ex *a,
+			   const struct dpv_qp_type *t)
 {
 	const struct dpv_config *cfg = dpv__config();
-	bool xrc = a->qp_type == IBV_QPT_XRC_SEND || a->qp_type == IBV_QPT_XRC_RECV;
+	bool xrc = t != NULL && (t->flags & (DPV_QPT_XRC_TARGET | DPV_QPT_NO_RECV));
 	int rc;
 
 	if (a->comp_mask & ~(uint32_t)KNOWN_COMP_MASK)
@@ -86,9 +72,9 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 	if (a->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0))
 		return -EOPNOTSUPP;
-	if ((unsigned int)a->qp_type >= RTE_DIM(transports) || transports[a->qp_type] == NULL)
+	if (t == NULL)
 		return -EOPNOTSUPP;          /* DRIVER: not (see doc/semantics.md) */
-	if (xrc && (rc = check_xrc_attr(ctx, a)) != 0)
+	if (xrc && (rc = check_xrc_attr(ctx, a, t)) != 0)
 		return rc;
 	if (!xrc && a->srq != NULL && (a->srq->context != &ctx->vctx.context ||
 			       to_dsrq(a->srq)->type != IBV_SRQT_BASIC))
@@ -110,19 +96,18 @@ static int check_init_attr(struct dpv_context *ctx, const struct ibv_qp_init_att
 /* The QP's own receive ring; with an SRQ, a few slots for the WQEs it takes from there (one
  * per message being received: UD takes one at a time, RC/UC one per SEND under way, RAW one
  * per frame of a burst, DPV_RX_MAX), with the SRQ's scatter entries. */
-static int rq_init(struct dpv_qp *qp, struct dpv_pd *pd, const struct ibv_qp_init_attr_ex *a)
+static int rq_init(struct dpv_qp *qp, struct dpv_pd *pd, const struct ibv_qp_init_attr_ex *a,
+		   const struct dpv_qp_type *t)
 {
 	struct dpv_srq *srq = to_dsrq(a->srq);
 
-	if (a->qp_type == IBV_QPT_XRC_RECV)       /* WQEs of the SRQs its requests name */
+	if (t->flags & DPV_QPT_XRC_TARGET)       /* WQEs of the SRQs its requests name */
 		return dpv__rq_init(&qp->rq, NULL, DPV_RES_RQ, 4, MAX_SGE);
 	if (srq == NULL)
 		return dpv__rq_init(&qp->rq, pd, DPV_RES_RQ, a->cap.max_recv_wr,
 				    RTE_MAX(a->cap.max_recv_sge, 1u));
 	qp->srq = srq;
-	/* RAW takes a burst's frames before it completes any: room for a whole burst */
-	return dpv__rq_init(&qp->rq, NULL, DPV_RES_RQ,
-			    a->qp_type == IBV_QPT_RAW_PACKET ? DPV_RX_MAX : 4, srq->rq.max_sge);
+	return dpv__rq_init(&qp->rq, NULL, DPV_RES_RQ, t->srq_wqes, srq->rq.max_sge);
 }
 
 static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
@@ -141,14 +126,16 @@ static void qp_limits(struct dpv_qp *qp, const struct ibv_qp_init_attr_ex *a)
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
 {
 	struct dpv_context *ctx = to_dctx(context);
+	const struct dpv_qp_type *t = a == NULL ? NULL : dpv__qp_type_find(a->qp_type);
+	bool tgt = t != NULL && (t->flags & DPV_QPT_XRC_TARGET);
 	struct dpv_pd *pd;
 	struct dpv_qp *qp;
-	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a), qpn = -1;
+	int rc = a == NULL ? -EINVAL : check_init_attr(ctx, a, t), qpn = -1;
 
 	DPV_FORK_REFUSE(NULL);
 	if (rc != 0)
 		return dpv__fail_ptr(rc);
-	pd = a->qp_type == IBV_QPT_XRC_RECV ? NULL : to_dpd(a->pd);   /* XRC_RECV: the SRQs' */
+	pd = tgt ? NULL : to_dpd(a->pd);   /* XRC_RECV: the SRQs' */
 	qp = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*qp), RTE_CACHE_LINE_SIZE));
 	if (qp != NULL)
 		memset(qp, 0, sizeof(*qp));
@@ -158,20 +145,21 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	dpv__qp_open_init(qp);
 	qp->pd = pd != NULL ? dpv__pd_base(pd) : NULL;
 	qp->lockless = pd != NULL && pd->td != NULL;
-	if (a->qp_type == IBV_QPT_XRC_RECV) {
+	if (tgt) {
 		qp->xrcd = to_dxrcd(a->xrcd);
 		a->cap = (struct ibv_qp_cap){ 0 };      /* no queue of its own to post to */
 	}
 	dpv__spinlock_init(&qp->lock);
 	dpv__spinlock_init(&qp->svc_lock);
 	qp->service = dpv__config()->progress == DPV_PROGRESS_SERVICE &&
-		      transports[a->qp_type]->service;
+		      t->ops->service;
 	__atomic_store_n(&dpv_cycles_on, dpv__config()->cycle_stats != 0, __ATOMIC_RELAXED);
 	qp->type = a->qp_type;
+	qp->qpt_flags = t->flags;
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	rc = dpv__sq_init(&qp->sq, pd, a->cap.max_send_wr, RTE_MAX(a->cap.max_send_sge, 1u));
-	if (rc == 0 && (rc = rq_init(qp, pd, a)) != 0)
+	if (rc == 0 && (rc = rq_init(qp, pd, a, t)) != 0)
 		dpv__sq_fini(qp);
 	if (rc != 0) {
 		free(qp);
@@ -186,7 +174,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp_limits(qp, a);
 	qp->scq = to_dcq(a->send_cq);
 	qp->rcq = to_dcq(a->recv_cq);
-	qp->ops = transports[a->qp_type];
+	qp->ops = t->ops;
 	qp->post_send = qp->ops->post_send;
 	rc = qp->ops->create(qp, a);
 	if (rc == 0) {
@@ -426,13 +414,21 @@ void dpv__qp_fail(struct dpv_qp *qp)
 		dpv__srq_qp_error(qp);
 }
 
+bool dpv__qp_rx_hold(struct dpv_qp *qp)
+{
+	if (qp == ctl_qp)
+		return false;
+	dpv__qp_lock(qp);
+	return true;
+}
+
 static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, uint32_t burst)
 {
 	enum ibv_qp_state cur, next;
 	int rc;
 
 	dpv__qp_lock_ctl(qp);
-	dpv_ctl_qp = qp;
+	ctl_qp = qp;
 	cur = qp->state;
 	next = mask & IBV_QP_STATE ? attr->qp_state : cur;
 	rc = (mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur ? -EINVAL :
@@ -445,7 +441,7 @@ static int modify(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask, u
 	}
 	if (rc == 0)
 		rc = enter_state(qp, next);
-	dpv_ctl_qp = NULL;
+	ctl_qp = NULL;
 	dpv__qp_unlock_ctl(qp);
 	return rc;
 }

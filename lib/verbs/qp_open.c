@@ -64,7 +64,7 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 	memset(h, 0, sizeof(*h));
 	pthread_mutex_lock(&open_lock);
 	qp = dpv__qpn_lookup(ctx->dev, a->qp_num);
-	if (qp == NULL || qp->opener || qp->type != IBV_QPT_XRC_RECV ||
+	if (qp == NULL || qp->opener || !(qp->qpt_flags & DPV_QPT_XRC_TARGET) ||
 	    !dpv__xrcd_same(qp->xrcd, x) || qp->handles == 0) {
 		pthread_mutex_unlock(&open_lock);
 		free(h);
@@ -76,6 +76,7 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 	h->ctx = ctx;
 	h->xrcd = x;
 	h->type = IBV_QPT_XRC_RECV;
+	h->qpt_flags = qp->qpt_flags;
 	h->ops = qp->ops;
 	h->post_send = handle_post_send;
 	dpv__spinlock_init(&h->lock);

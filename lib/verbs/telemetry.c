@@ -237,13 +237,13 @@ static void port_entry(struct dpv_device *dev, void *arg)
 	rte_tel_data_add_dict_u64(p, "rx_frames", rx_frames);
 	rte_tel_data_add_dict_u64(p, "rx_unsteered", rx_unsteered);
 	rte_tel_data_add_dict_u64(p, "rx_no_wqe", rx_no_wqe);
-	rte_tel_data_add_dict_u64(p, "rx_roce", LOAD(dev->roce_cnt.rx));
-	rte_tel_data_add_dict_u64(p, "rx_roce_bad_icrc", LOAD(dev->roce_cnt.rx_bad_icrc));
-	rte_tel_data_add_dict_u64(p, "rx_roce_malformed", LOAD(dev->roce_cnt.rx_malformed));
-	rte_tel_data_add_dict_u64(p, "rx_roce_no_qp", LOAD(dev->roce_cnt.rx_no_qp));
-	rte_tel_data_add_dict_u64(p, "rx_roce_bad_qkey", LOAD(dev->roce_cnt.rx_bad_qkey));
-	rte_tel_data_add_dict_u64(p, "tx_roce_loopback", LOAD(dev->roce_cnt.tx_loopback));
-	rte_tel_data_add_dict_u64(p, "tx_ud_oversize", LOAD(dev->roce_cnt.tx_oversize));
+	rte_tel_data_add_dict_u64(p, "rx_roce", s.rx_roce);
+	rte_tel_data_add_dict_u64(p, "rx_roce_bad_icrc", s.rx_roce_bad_icrc);
+	rte_tel_data_add_dict_u64(p, "rx_roce_malformed", s.rx_roce_malformed);
+	rte_tel_data_add_dict_u64(p, "rx_roce_no_qp", s.rx_roce_no_qp);
+	rte_tel_data_add_dict_u64(p, "rx_roce_bad_qkey", s.rx_roce_bad_qkey);
+	rte_tel_data_add_dict_u64(p, "tx_roce_loopback", s.tx_roce_loopback);
+	rte_tel_data_add_dict_u64(p, "tx_ud_oversize", s.tx_ud_oversize);
 	if (rte_tel_data_add_dict_container(d, dev->ibdev.name, p, 0) != 0)
 		rte_tel_data_free(p);
 }

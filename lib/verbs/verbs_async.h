@@ -21,6 +21,9 @@ struct dpv_context *dpv__context_by_file(const struct stat *st);
 void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event *ev);
 /* A port event (@type: GID_CHANGE ...) on port 1 of every open context of @dev. */
 void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type);
+/* The link of a device's port (@arg) went down or came up (the driver's port events): a port
+ * event to every context open on it. Any thread. */
+void dpv__device_link_event(void *arg, bool up);
 int dpv__async_init(struct dpv_context *ctx);
 void dpv__async_fini(struct dpv_context *ctx);
 

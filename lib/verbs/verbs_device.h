@@ -185,9 +185,9 @@ void dpv__objset_del(struct dpv_context *ctx, struct dpv_objset *s, void *obj);
 
 /* Destroy whatever @ctx still holds (ibv_close_device), in dependency order. */
 void dpv__context_release(struct dpv_context *ctx);
-/* The flow ops of the context: dpv__create_flow / dpv__destroy_flow, tracked in ctx->flows. */
-struct ibv_flow *dpv_create_flow_tracked(struct ibv_qp *qp, struct ibv_flow_attr *attr);
-int dpv_destroy_flow_tracked(struct ibv_flow *flow);
+/* A snapshot of a set, newest first (the destroy functions change the set while a caller
+ * walks it): an array to free(), NULL when empty. */
+void **dpv__objset_take(struct dpv_context *ctx, struct dpv_objset *s, unsigned int *n);
 
 /* Start DPDK if needed and list the devices (also used by dpv-devinfo through ibv_*). */
 int dpv__devices_scan(struct dpv_device ***list, int *n);

@@ -19,6 +19,6 @@
 #include "verbs_srq.h"          /* SRQs and XRC domains */
 #include "verbs_progress.h"     /* polling ports, progressing contexts, loopback */
 #include "verbs_telemetry.h"    /* the QP and CQ registry */
-#include "verbs_transport_calls.h"  /* what the core calls by name in lib/raw and lib/roce */
+#include "verbs_transport.h"      /* the tables lib/raw and lib/roce register */
 
 #endif

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Queue pairs (qp.c, qp_state.c, qp_ex.c, qp_open.c, qp_service.c, qpn.c): the transport
- * ops a QP type plugs in, struct dpv_qp and its locks and state, QP numbers, service mode,
+/* Queue pairs (qp.c, qp_state.c, qp_ex.c, qp_open.c, qp_service.c, qpn.c): struct dpv_qp and its locks and state, QP numbers, service mode,
  * shared XRC_RECV QPs and the ibv_wr_* API. */
 #ifndef DPV_VERBS_QP_H
 #define DPV_VERBS_QP_H
@@ -19,68 +18,12 @@
 #include "verbs_pace.h"
 #include "verbs_pd.h"
 #include "verbs_ring.h"
+#include "verbs_transport.h"
 #include "wr_check.h"
 
 struct dpv_srq;
 struct dpv_xrcd;
 struct rte_mbuf;
-
-/* A transport: what a QP type means on the wire, chosen once at ibv_create_qp. Every op
- * runs with the QP's lock held unless it says otherwise; ops return 0 or a negative errno. */
-struct dpv_transport_ops {
-	const char *name;
-	/* Check the type's creation attributes and set qp->lim (the QP is not yet visible). */
-	int (*create)(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *attr);
-	/* Undo create and everything later transitions set up (QP lock not held). */
-	void (*destroy)(struct dpv_qp *qp);
-	/* Before the QP enters @next (control lock held): set up what that state needs. */
-	int (*prepare_state)(struct dpv_qp *qp, enum ibv_qp_state next);
-	/* Walk and post a list (QP lock taken inside: the fast path may avoid it). */
-	int (*post_send)(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-	/* Send-side progress: hand queued frames out, reap, complete. */
-	void (*progress)(struct dpv_qp *qp);
-	/* ERR: every WR not yet executed completes with FLUSH_ERR. */
-	void (*flush)(struct dpv_qp *qp);
-	/* RESET: forget every WR; false if buffers are still held (the SQ must then stay). */
-	bool (*reset)(struct dpv_qp *qp);
-	/* Frames received on a port, for the transport to take (no lock held). A transport
-	 * counts its receivers on the device (dpv__device_rx_users): a port nobody receives
-	 * from is not polled (net_null makes frames on every burst). Bit i of *@taken set:
-	 * frame i was consumed by a transport earlier in dpv_rx_transports (RoCE, ARP/ND);
-	 * a later one sets the bits of what it consumes and leaves taken frames alone, except
-	 * that RAW_PACKET's SNIFFER flows still get a copy of them. */
-	void (*port_rx)(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n,
-			uint64_t *taken);
-	/* The same, told the receive queue @q the burst came from; it may run for different
-	 * queues of one device at once (the transport guards what their bursts share), which
-	 * port_rx never does (the device's rx_lock). Used instead of port_rx when set. */
-	void (*port_rx_queue)(struct dpv_device *dev, struct dpv_rxq *q, struct rte_mbuf **pkts,
-			      uint16_t n, uint64_t *taken);
-	/* Optional, with port_rx: true while a burst of @dev would find nothing to do here
-	 * (read without any lock, on every burst): the burst skips port_rx and the rx_lock it
-	 * takes (an atomic per burst; RoCE and ARP/ND on a port that has no RoCE QP and no
-	 * address). Whoever changes what it reads and then waits for rx_lock to be let go
-	 * still finds every burst that saw the old value holding it. */
-	bool (*port_rx_idle)(const struct dpv_device *dev);
-	/* ibv_attach_mcast (@attach) and ibv_detach_mcast on a QP of this type (no lock held);
-	 * @gid NULL, detaching: every group of the QP (ibv_destroy_qp, before the receive side
-	 * lets go of the QP: no frame reaches it through a group afterwards). */
-	int (*mcast)(struct dpv_qp *qp, const union ibv_gid *gid, bool attach);
-	/* Service mode: may this transport's QPs be progressed by a service lcore? */
-	bool service;
-	/* Optional (NULL: the core's attributes only). Check and keep the attributes of @mask
-	 * that the core does not keep (RC/UC: the path, PSNs, timers), before the QP enters its
-	 * next state (control lock held). */
-	int (*modify)(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask);
-	/* Optional: fill what modify kept into @attr (ibv_query_qp; control lock held). */
-	void (*query)(struct dpv_qp *qp, struct ibv_qp_attr *attr);
-	/* Optional: in SQD, is every WR the transport started done? (NULL: every WR it executed,
-	 * [done, sent), has completed; RAW and UD start nothing in SQD.) QP lock held. */
-	bool (*sq_drained)(struct dpv_qp *qp);
-};
-
-/* Transports that take received frames, NULL-terminated, in the order they see a burst. */
-extern const struct dpv_transport_ops *const dpv_rx_transports[];
 
 /* Stages whose TSC cycles a QP counts when the configuration has cycle_stats = 1. */
 enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC_RECV_POST,
@@ -122,6 +65,7 @@ struct dpv_qp {
 	int nb_flows;
 	enum ibv_qp_state state;
 	enum ibv_qp_type type;
+	unsigned int qpt_flags;    /* its type's DPV_QPT_* (verbs_transport.h) */
 	bool sq_sig_all;
 	bool lockless;             /* created in a thread domain */
 	/* RTS -> SQD: WRs started before it are still going out (ibv_query_qp's sq_draining);
@@ -252,10 +196,11 @@ static inline void dpv__qp_assert_ctl_locked(const struct dpv_qp *qp)
 #endif
 }
 
-/* The QP whose control lock this thread holds in ibv_modify_qp (qp.c): an RC/UC/XRC modify
- * resolving its peer polls the port, and a frame for that same QP found then is dropped (as
+/* A receiver about to deliver a frame to @qp takes its lock: false (nothing taken) when
+ * this thread holds the QP's control lock in ibv_modify_qp (qp.c). An RC/UC/XRC modify that
+ * resolves its peer polls the port, and a frame for that same QP found then is dropped (as
  * lost: the peer retransmits) rather than waited for under a lock this thread holds. */
-extern __thread struct dpv_qp *dpv_ctl_qp;
+bool dpv__qp_rx_hold(struct dpv_qp *qp);
 
 /* The QP's state as another thread may be changing it (the service lcore moves a QP to SQE). */
 static inline enum ibv_qp_state dpv__qp_state(const struct dpv_qp *qp)

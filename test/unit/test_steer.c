@@ -463,7 +463,8 @@ int main(void)
 {
 	static struct dpv_device dev;
 
-	dpv__device_flows_init(&dev);
+	dpv__raw_flows_init(&dev);
+	dpv__spinlock_init(&dev.rx_lock);
 	dev.ops = &fake_ops;
 	if (dpv__device_rx_init(&dev) != 0)
 		return 1;

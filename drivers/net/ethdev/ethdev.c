@@ -134,7 +134,7 @@ static uint16_t clamp_desc(unsigned int want, const struct rte_eth_desc_lim *lim
 	return n;
 }
 
-/* Link changes become verbs port events. net_tap 22.11 updates its link from netlink without
+/* Link changes go to the layer above (port_start's events). net_tap 22.11 updates its link from netlink without
  * raising RTE_ETH_EVENT_INTR_LSC, and many PMDs have no such interrupt, so the link of every
  * started port is read every LINK_POLL_US from DPDK's interrupt thread (an EAL alarm). */
 #define LINK_POLL_US 100000
@@ -152,7 +152,8 @@ static void link_watch(void *arg)
 	    (l.link_status == RTE_ETH_LINK_UP) != was_up) {
 		__atomic_store_n(&p->link_up, !was_up, __ATOMIC_RELEASE);
 		PMD_LOG(NOTICE, "port %s: link %s", p->name, was_up ? "down" : "up");
-		dpv__port_link_event(p, !was_up);
+		if (p->ev.link != NULL)
+			p->ev.link(p->ev.arg, !was_up);
 	}
 	__atomic_fetch_add(&p->link_polls, 1, __ATOMIC_RELEASE);
 	rte_eal_alarm_set(LINK_POLL_US, link_watch, p);
@@ -317,13 +318,14 @@ static void port_tx_mode(struct dpv_port *p, const struct rte_eth_dev_info *info
 			"rte_eth_tx_done_cleanup");
 }
 
-static int eth_port_start(struct dpv_port *p)
+static int eth_port_start(struct dpv_port *p, const struct dpv_port_events *ev)
 {
 	struct rte_eth_dev_info info;
 	int rc;
 
 	if (p->started)
 		return 0;
+	p->ev = *ev;
 	dpv__spinlock_init(&p->txq_lock);
 	rc = rte_eth_dev_info_get(p->port_id, &info);
 	if (rc == 0)

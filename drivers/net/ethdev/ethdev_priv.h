@@ -35,6 +35,7 @@ struct dpv_port {
 	bool present;              /* probed and not removed */
 	bool started;
 	bool link_up;              /* as link_watch last read it (__atomic) */
+	struct dpv_port_events ev; /* where link changes go (port_start's) */
 	uint64_t link_polls;       /* link_watch runs (__atomic) */
 	char name[RTE_ETH_NAME_MAX_LEN];
 	char devargs[512];         /* to probe the port again after ports_close */
