@@ -79,10 +79,8 @@ unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, u
 #ifdef DPV_TSAN
 	/* An HTS producer waits on the ring's 64-bit head/tail word, which the previous producer
 	 * released by a 32-bit store to its tail half: correct on the CPU, but TSan keys
-	 * synchronization by address and misses it, so a consumer that dequeues two producers'
-	 * frames sees the first one's slot writes unordered and reports a race inside
-	 * __rte_ring_dequeue_elems (CI, test ud). Under TSan only, producers take turns on a lock
-	 * it sees; every other build runs the ring's own lock-free protocol. */
+	 * synchronization by address and misses it (a false race in __rte_ring_dequeue_elems).
+	 * Under TSan only, producers take turns on a lock it sees. */
 	dpv__spinlock_lock(&dev->loop_lock);
 #endif
 	took = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
@@ -266,13 +264,11 @@ void dpv__port_rx_poll(struct dpv_device *dev)
 }
 
 /* Is a receive queue of @dev held by a poller that has made no progress since the last look?
- * That thread was descheduled in the middle of a burst (on a loaded host: for 100 ms and
- * more, measured), and the frames it holds or has not dequeued yet may be the very
- * acknowledgements an RC timer would give up waiting for: with a 16 ms ACK timeout, seven
- * retries went by while the answers sat in our own queue (rc_loss, RETRY_EXC_ERR). A local
- * ACK timeout counts time during which the receive side was served, as a NIC's does. A
- * thread polling a queue without pause takes its lock again and again (its poll count
- * moves): it never looks stalled for longer than one look. */
+ * That thread was descheduled in the middle of a burst, and the frames it holds may be the
+ * very acknowledgements an RC timer would give up waiting for: a local ACK timeout counts
+ * only time during which the receive side was served, as a NIC's does (doc/performance.md,
+ * "Descheduled pollers"). A thread polling a queue without pause takes its lock again and
+ * again (its poll count moves): it never looks stalled for longer than one look. */
 static bool rx_stalled(struct dpv_device *dev)
 {
 	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
@@ -308,8 +304,8 @@ unsigned int dpv__device_timers_poll(struct dpv_device *dev)
  * and one poll count per round, but take no lock of another's queue and deliver none of its
  * frames; one thread polling several CQs polls every queue at every round, and a queue whose
  * thread stopped is taken over. A visitor's polls (the keeper's, a resolve's:
- * dpv__rx_visiting) never make it a queue's poller: a CQ's thread that left its queue to the
- * keeper waited for a thread that looks every 10 ms at best (RC peers timed out). */
+ * dpv__rx_visiting) never make it a queue's poller: a CQ's thread would otherwise leave its
+ * queue to a thread that looks only now and then. */
 #define RX_HOME_ROUNDS 64
 
 static void cq_rx_poll(struct dpv_device *dev, struct dpv_cq *cq)
