@@ -35,14 +35,6 @@ static int device_hooks_init(struct dpv_device *d)
 	return 0;
 }
 
-/* The port of @d started (@started) or is about to stop. */
-static void device_hooks_start(struct dpv_device *d, bool started)
-{
-	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
-		if (dpv__device_hooks[i]->start != NULL)
-			dpv__device_hooks[i]->start(d, started);
-}
-
 static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, int index,
 					     struct dpv_port *port, const struct dpv_port_caps *caps)
 {
@@ -236,7 +228,7 @@ static int device_start(struct dpv_device *d)
 		rc = dpv__device_rx_init(d);          /* its receive queues */
 	}
 	if (rc == 0)
-		device_hooks_start(d, true);
+		DPV_HOOKS_CALL(start, d, true);
 	return rc;
 }
 
@@ -288,9 +280,7 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	dpv__context_ops_init(&ctx->vctx);
-	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
-		if (dpv__device_hooks[i]->context_init != NULL)
-			dpv__device_hooks[i]->context_init(ctx, &ctx->vctx);
+	DPV_HOOKS_CALL(context_init, ctx, &ctx->vctx);
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
@@ -337,7 +327,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 		dpv__spinlock_lock(&d->rx_lock);
 		dpv__device_faults_stop(d);
 		dpv__spinlock_unlock(&d->rx_lock);
-		device_hooks_start(d, false);
+		DPV_HOOKS_CALL(start, d, false);
 		d->ops->port_stop(d->port);
 	}
 	if (--nb_open == 0)
@@ -374,9 +364,7 @@ DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 
 static void verbs_stop(void)
 {
-	for (int i = 0; dpv__device_hooks[i] != NULL; i++)   /* nothing polls the ports now */
-		if (dpv__device_hooks[i]->stop != NULL)
-			dpv__device_hooks[i]->stop();
+	DPV_HOOKS_CALL(stop, );              /* nothing polls the ports while they close */
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);
@@ -585,9 +573,7 @@ int dpv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_por
 	ib_speed_of(link.speed_mbps, &a.active_width, &a.active_speed);
 	a.phys_state = link.up ? 5 /* LinkUp */ : 3 /* Disabled */;
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
-	for (int i = 0; dpv__device_hooks[i] != NULL; i++)
-		if (dpv__device_hooks[i]->query_port != NULL)
-			dpv__device_hooks[i]->query_port(ctx->dev, &a);
+	DPV_HOOKS_CALL(query_port, ctx->dev, &a);
 	memcpy(out, &a, attr_len < sizeof(a) ? attr_len : sizeof(a));
 	return 0;
 }
@@ -674,9 +660,7 @@ void dpv__device_port_stats(struct dpv_device *d, struct dpv_port_stats *st)
 		.tso_segments_sw = sum.tso_segments_sw, .csum_hw = sum.csum_hw,
 		.csum_sw = sum.csum_sw,
 	};
-	for (int i = 0; dpv__device_hooks[i] != NULL; i++)     /* RoCE's, ARP/ND's */
-		if (dpv__device_hooks[i]->stats != NULL)
-			dpv__device_hooks[i]->stats(d, st);
+	DPV_HOOKS_CALL(stats, d, st);
 }
 
 DPV_EXPORT int dpv_query_port_stats(struct ibv_context *context, struct dpv_port_stats *stats)

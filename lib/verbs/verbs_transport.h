@@ -151,6 +151,14 @@ void dpv__device_hooks_register(const struct dpv_device_hooks *h);
 	__attribute__((constructor)) static void dpv_device_hooks_init_ ## nm(void) \
 	{ dpv__device_hooks_register(&(hooks)); }
 
+/* Call hook @fn of every registered hook set that has it, in registration order. */
+#define DPV_HOOKS_CALL(fn, ...) \
+	do { \
+		for (int hook_i_ = 0; dpv__device_hooks[hook_i_] != NULL; hook_i_++) \
+			if (dpv__device_hooks[hook_i_]->fn != NULL) \
+				dpv__device_hooks[hook_i_]->fn(__VA_ARGS__); \
+	} while (0)
+
 /* What the core reads (transport.c). */
 const struct dpv_qp_type *dpv__qp_type_find(enum ibv_qp_type type);
 /* The receivers in order, NULL-terminated. */
