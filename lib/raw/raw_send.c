@@ -9,7 +9,7 @@
 
 #include <rte_branch_prediction.h>
 
-#include "verbs_priv.h"
+#include "raw_priv.h"
 
 #define PEEK_LEN 22     /* Ethernet + two VLAN tags + the next ethertype */
 #define BURST_MAX 64
@@ -394,6 +394,7 @@ static void sq_kick(struct dpv_qp *qp)
 	struct dpv_sq *sq = &qp->sq;
 	void *frames[BURST_MAX];
 	struct dpv_wqe *wqes[BURST_MAX];
+	struct dpv_pace *pace = &to_rawqp(qp)->pace;
 	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 
 	while (sq->sent != head && dpv__qp_state(qp) == IBV_QPS_RTS) {
@@ -415,8 +416,8 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[n] = w;
 			frames[n++] = w->frame;
 		}
-		if (unlikely(qp->pace.kbps != 0) && n != 0) {
-			uint16_t may = dpv__pace_take(&qp->pace, wqes, n);
+		if (unlikely(pace->kbps != 0) && n != 0) {
+			uint16_t may = dpv__pace_take(pace, wqes, n);
 
 			if (may == 0)
 				return;               /* the pacer holds them: a later kick */
@@ -431,8 +432,8 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
 		qp->tx_frames += took;
-		if (unlikely(qp->pace.kbps != 0) && took < n)
-			dpv__pace_refund(&qp->pace, wqes + took, n - took);   /* they wait */
+		if (unlikely(pace->kbps != 0) && took < n)
+			dpv__pace_refund(pace, wqes + took, n - took);   /* they wait */
 		if (took < n || wait)
 			return;
 		if (n == 0) {
