@@ -11,6 +11,7 @@
 
 #include "dpv_offload.h"
 #include "verbs_pace.h"
+#include "verbs_post.h"
 #include "verbs_priv.h"
 
 /* QPs one frame may go to at most (SNIFFERs, DONT_TRAP rules and defaults together); the

@@ -266,7 +266,7 @@ static int check_offload(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64
 	return 0;
 }
 
-static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, void *arg)
 {
 	uint8_t peek[PEEK_LEN];
 	const uint8_t *l2 = NULL;
@@ -275,6 +275,7 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	struct dpv_hdr_info tso_info;
 	int rc;
 
+	(void)arg;
 	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
 		len = dpv__wr_length(wr);
 	rc = dpv__wr_check_basic(&qp->lim, wr, len);
@@ -297,32 +298,18 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	return rc;
 }
 
-/* The list from @wr on; 0 or a negative errno with *bad_wr set. */
+/* Direct mode: the list's frames go to the port now; service mode: the service lcore takes
+ * them when it sees the new head. */
+static void doorbell(struct dpv_qp *qp)
+{
+	if (!qp->service)
+		dpv__raw_progress(qp);
+}
+
+/* The list from @wr on (QP lock held); 0 or a negative errno with *bad_wr set. */
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	enum ibv_qp_state state = dpv__qp_state(qp);
-	uint32_t posted = 0;
-	int rc = 0;
-
-	dpv__qp_assert_locked(qp);
-	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
-		rc = -EINVAL;
-	while (rc == 0 && wr != NULL) {
-		rc = post_one(qp, wr);
-		if (rc != 0)
-			break;
-		posted++;
-		wr = wr->next;
-	}
-	if (posted != 0) {
-		/* a service lcore reads the WQEs once it sees the new head */
-		__atomic_store_n(&qp->sq.head, qp->sq.post, __ATOMIC_RELEASE);
-		if (!qp->service)
-			dpv__raw_progress(qp);      /* one doorbell for the whole list */
-	}
-	if (rc != 0)
-		*bad_wr = wr;
-	return rc;
+	return dpv__post_list(qp, wr, bad_wr, post_one, NULL, doorbell);
 }
 
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
