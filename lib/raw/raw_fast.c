@@ -72,21 +72,22 @@ static __rte_always_inline bool gather_copy(struct dpv_qp *qp, const struct ibv_
 	return true;
 }
 
-/* Is @wr the fast path's to take? Its length in *@len. */
-static __rte_always_inline bool fast_wr(const struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
+/* Is @wr the fast path's to take (@r: its QP's limits)? Its length in *@len. */
+static __rte_always_inline bool fast_wr(const struct dpv_qp *qp, const struct dpv_raw_qp *r,
+					const struct ibv_send_wr *wr, uint32_t *len)
 {
 	uint32_t f = wr->send_flags;
 	uint64_t l;
 
 	if (unlikely(((wr->opcode ^ IBV_WR_SEND) | (f & ~FAST_FLAGS)) != 0 ||
-		     (unsigned int)wr->num_sge - 1u >= qp->fast_sge || wr->sg_list == NULL))
+		     (unsigned int)wr->num_sge - 1u >= r->fast_sge || wr->sg_list == NULL))
 		return false;
 	l = wr->sg_list[0].length;
 	for (int i = 1; i < wr->num_sge; i++)
 		l += wr->sg_list[i].length;
 	/* one compare per WR: the limits were folded when the QP entered RTS */
-	if (unlikely(l - ETH_HLEN >= (f & IBV_SEND_INLINE ? qp->fast_span_inline :
-							     qp->fast_span_copy)))
+	if (unlikely(l - ETH_HLEN >= (f & IBV_SEND_INLINE ? r->fast_span_inline :
+							     r->fast_span_copy)))
 		return false;
 	if (unlikely((f & IBV_SEND_IP_CSUM) &&
 		     !dpv__tx_ip_csum_allowed(qp->txh->caps, qp->txh->ctl)))   /* read-only */
@@ -128,14 +129,16 @@ static inline bool fast_segs(struct dpv_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /* The frame of @wr, or NULL when the WR is not the fast path's to take. */
-static __rte_always_inline struct rte_mbuf *fast_frame(struct dpv_qp *qp, const struct ibv_send_wr *wr,
-					  uint32_t *len_out)
+static __rte_always_inline struct rte_mbuf *fast_frame(struct dpv_qp *qp,
+						       const struct dpv_raw_qp *r,
+						       const struct ibv_send_wr *wr,
+						       uint32_t *len_out)
 {
 	struct dpv_txh *h = qp->txh;
 	uint32_t f = wr->send_flags, len;
 	struct rte_mbuf *m;
 
-	if (!fast_wr(qp, wr, &len))
+	if (!fast_wr(qp, r, wr, &len))
 		return NULL;
 	m = dpv__tx_mbuf(h, &h->build);
 	if (unlikely(m == NULL))
@@ -230,6 +233,7 @@ static void fast_flush(struct dpv_qp *qp, struct fast_list *l)
 int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct dpv_sq *sq = &qp->sq;
+	const struct dpv_raw_qp *r = to_rawqp(qp);      /* once a list */
 	/* in locals: the WQE's byte fields may alias anything, the compiler would reload them */
 	struct dpv_wqe *const ring = sq->wqe;
 	const uint32_t mask = sq->mask;
@@ -250,7 +254,7 @@ int dpv__raw_post_send_fast(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ib
 	for (; wr != NULL && room != 0; wr = wr->next, room--) {
 		struct dpv_wqe *w = &ring[post & mask];
 		uint32_t len;
-		struct rte_mbuf *m = fast_frame(qp, wr, &len);
+		struct rte_mbuf *m = fast_frame(qp, r, wr, &len);
 		uint8_t sig;
 
 		if (m == NULL)
@@ -296,6 +300,7 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
 	struct dpv_sq *sq = &qp->sq;
+	const struct dpv_raw_qp *r = to_rawqp(qp);      /* once a list */
 	struct dpv_svc_desc *const desc = sq->desc;
 	const uint32_t mask = sq->mask;
 	const unsigned int sig_all = qp->sq_sig_all ? DPV_SVC_SIGNALED : 0;
@@ -314,7 +319,7 @@ int dpv__raw_post_send_svc(struct dpv_qp *qp, struct ibv_send_wr *wr,
 		uint32_t f = wr->send_flags, at;
 
 		svc_prefetch(sq, post + SVC_AHEAD, pos + SVC_AHEAD * DPV_SVC_DATA_ALIGN, true);
-		if (!fast_wr(qp, wr, &len))
+		if (!fast_wr(qp, r, wr, &len))
 			break;
 		at = dpv__sq_data_at(sq, pos, len);
 		if (!fast_copy(qp, wr, sq->desc_data + at, len))
@@ -445,7 +450,7 @@ bool dpv__raw_service_send(struct dpv_qp *qp)
 	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 	struct svc_round r;
 
-	if (unlikely(qp->pace.kbps != 0 || dpv__cycles()))
+	if (unlikely(to_rawqp(qp)->pace.kbps != 0 || dpv__cycles()))
 		return false;                     /* the generic kick asks the pacer */
 	if (sq->sent == head || sq->built != sq->sent || sq->done != sq->sent)
 		return sq->sent == head;

@@ -10,11 +10,29 @@
 #include <sys/queue.h>
 
 #include "dpv_offload.h"
+#include "verbs_pace.h"
+#include "verbs_post.h"
 #include "verbs_priv.h"
 
 /* QPs one frame may go to at most (SNIFFERs, DONT_TRAP rules and defaults together); the
  * ones past it do not get the frame. */
 #define DPV_RX_FANOUT 16
+
+/* A RAW_PACKET QP's own state (qp->priv), made by its create op, freed by destroy. Written
+ * under the QP's control lock (modify), read by whoever posts or kicks its SQ. */
+struct dpv_raw_qp {
+	/* The fast send path's limits (raw_fast.c), set when the QP enters RTS: SGEs a WR may
+	 * have there (max_send_sge, <= 4), and the frame sizes it takes, INLINE or not:
+	 * 14 + [0, span) bytes (0: none). */
+	uint32_t fast_sge;
+	uint64_t fast_span_inline, fast_span_copy;
+	struct dpv_pace pace;      /* IBV_QP_RATE_LIMIT (pace.c); kbps 0: not paced */
+};
+
+static inline struct dpv_raw_qp *to_rawqp(const struct dpv_qp *qp)
+{
+	return qp->priv;
+}
 
 /* A rule on the device's list, by priority (equal priorities in the order they came; groups
  * joined by ibv_attach_mcast first). */

@@ -11,19 +11,37 @@
 
 static int raw_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 {
+	struct dpv_raw_qp *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return -ENOMEM;
 	qp->lim.ip_csum = true;           /* IBV_DEVICE_RAW_IP_CSUM */
 	qp->lim.frame_sends = true;       /* a SEND is the whole frame */
-	qp->fast_sge = RTE_MIN(qp->lim.max_send_sge, 4u);
+	r->fast_sge = RTE_MIN(qp->lim.max_send_sge, 4u);
+	qp->priv = r;
 	return 0;
 }
 
 static void raw_destroy(struct dpv_qp *qp)
 {
+	free(qp->priv);
+	qp->priv = NULL;
 	if (qp->txh == NULL)
 		return;
 	dpv__device_txh_close(qp->ctx->dev, qp->txh);
 	free(qp->txh);
 	qp->txh = NULL;
+}
+
+/* IBV_QP_RATE_LIMIT: the pacer's rate and bucket (at least a frame of the QP). */
+static int raw_rate_limit(struct dpv_qp *qp, uint32_t kbps, uint32_t burst)
+{
+	return dpv__pace_set(&to_rawqp(qp)->pace, kbps, burst, qp->lim.max_frame);
+}
+
+static void raw_query(struct dpv_qp *qp, struct ibv_qp_attr *attr)
+{
+	attr->rate_limit = to_rawqp(qp)->pace.kbps;
 }
 
 /* Direct mode: the thread that posts is the one that touches the port's queue and pool; say
@@ -81,15 +99,16 @@ static uint64_t span_from(uint64_t limit)
 
 static void fast_limits(struct dpv_qp *qp)
 {
+	struct dpv_raw_qp *r = to_rawqp(qp);
 	const struct dpv_txh *h = qp->txh;
 	uint64_t one = RTE_MIN((uint64_t)qp->lim.max_frame, (uint64_t)h->small_max);
 
 	if (qp->service)                  /* the posting thread copies the frame into its slot */
 		one = RTE_MIN(one, (uint64_t)qp->sq.data_max);
 
-	qp->fast_span_inline = span_from(RTE_MIN(one, (uint64_t)qp->lim.max_inline_data));
-	qp->fast_span_copy = span_from(h->caps->zero_copy ?
-				       RTE_MIN(one, (uint64_t)h->copy_max) : one);
+	r->fast_span_inline = span_from(RTE_MIN(one, (uint64_t)qp->lim.max_inline_data));
+	r->fast_span_copy = span_from(h->caps->zero_copy ?
+				      RTE_MIN(one, (uint64_t)h->copy_max) : one);
 }
 
 static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
@@ -108,7 +127,8 @@ static int raw_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	if (rc == 0 && next == IBV_QPS_RTS && qp->service && qp->txh != NULL) {
 		fast_limits(qp);
 		__atomic_store_n(&qp->post_send, dpv__raw_post_send_svc, __ATOMIC_RELAXED);
-	} else if (rc == 0 && next == IBV_QPS_RTS && qp->txh != NULL && qp->pace.kbps == 0) {
+	} else if (rc == 0 && next == IBV_QPS_RTS && qp->txh != NULL &&
+		   to_rawqp(qp)->pace.kbps == 0) {
 		fast_limits(qp);
 		__atomic_store_n(&qp->post_send, dpv__raw_post_send_fast, __ATOMIC_RELAXED);
 	} else {
@@ -122,6 +142,8 @@ const struct dpv_transport_ops dpv_raw_transport = {
 	.create = raw_create,
 	.destroy = raw_destroy,
 	.prepare_state = raw_prepare_state,
+	.rate_limit = raw_rate_limit,
+	.query = raw_query,
 	.post_send = dpv__raw_post_send,
 	.progress = dpv__raw_progress,
 	.flush = dpv__raw_flush,

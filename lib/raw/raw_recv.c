@@ -352,10 +352,10 @@ static __rte_always_inline void fast_loop(struct rx_burst *b, const struct rx_fa
  * (rx_window: plain bounds, no lkey table entry per frame), its completion fitting in the
  * CQ. The CQ lock is taken first (its atomic then waits for no copy's stores to drain),
  * then each frame checked, copied and completed in one loop, no record per frame. No
- * prefetch of the destinations: a pass of 32 of them before the copies (which the two
- * passes of qp_general gain from) made this loop slower (copy=1 net_null, burst 32: 10.72
- * against 11.50 CPU ns a frame, medians of 7). Stops at the first frame that is anything
- * else: the frames it leaves, for qp_general. */
+ * prefetch of the destinations: a pass of them before the copies, which the two passes of
+ * qp_general gain from, made this one-pass loop slower (doc/performance.md, "The copy=1
+ * case, a third step"). Stops at the first frame that is anything else: the frames it
+ * leaves, for qp_general. */
 static uint64_t qp_fast(struct rx_burst *b, struct dpv_qp *qp, uint64_t mask)
 {
 	struct dpv_rq *rq = &qp->rq;

@@ -266,7 +266,7 @@ static int check_offload(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64
 	return 0;
 }
 
-static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, void *arg)
 {
 	uint8_t peek[PEEK_LEN];
 	const uint8_t *l2 = NULL;
@@ -275,6 +275,7 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	struct dpv_hdr_info tso_info;
 	int rc;
 
+	(void)arg;
 	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
 		len = dpv__wr_length(wr);
 	rc = dpv__wr_check_basic(&qp->lim, wr, len);
@@ -297,32 +298,18 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 	return rc;
 }
 
-/* The list from @wr on; 0 or a negative errno with *bad_wr set. */
+/* Direct mode: the list's frames go to the port now; service mode: the service lcore takes
+ * them when it sees the new head. */
+static void doorbell(struct dpv_qp *qp)
+{
+	if (!qp->service)
+		dpv__raw_progress(qp);
+}
+
+/* The list from @wr on (QP lock held); 0 or a negative errno with *bad_wr set. */
 int dpv__raw_post_list(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	enum ibv_qp_state state = dpv__qp_state(qp);
-	uint32_t posted = 0;
-	int rc = 0;
-
-	dpv__qp_assert_locked(qp);
-	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
-		rc = -EINVAL;
-	while (rc == 0 && wr != NULL) {
-		rc = post_one(qp, wr);
-		if (rc != 0)
-			break;
-		posted++;
-		wr = wr->next;
-	}
-	if (posted != 0) {
-		/* a service lcore reads the WQEs once it sees the new head */
-		__atomic_store_n(&qp->sq.head, qp->sq.post, __ATOMIC_RELEASE);
-		if (!qp->service)
-			dpv__raw_progress(qp);      /* one doorbell for the whole list */
-	}
-	if (rc != 0)
-		*bad_wr = wr;
-	return rc;
+	return dpv__post_list(qp, wr, bad_wr, post_one, NULL, doorbell);
 }
 
 int dpv__raw_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
@@ -394,6 +381,7 @@ static void sq_kick(struct dpv_qp *qp)
 	struct dpv_sq *sq = &qp->sq;
 	void *frames[BURST_MAX];
 	struct dpv_wqe *wqes[BURST_MAX];
+	struct dpv_pace *pace = &to_rawqp(qp)->pace;
 	uint32_t head = __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE);
 
 	while (sq->sent != head && dpv__qp_state(qp) == IBV_QPS_RTS) {
@@ -415,8 +403,8 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[n] = w;
 			frames[n++] = w->frame;
 		}
-		if (unlikely(qp->pace.kbps != 0) && n != 0) {
-			uint16_t may = dpv__pace_take(&qp->pace, wqes, n);
+		if (unlikely(pace->kbps != 0) && n != 0) {
+			uint16_t may = dpv__pace_take(pace, wqes, n);
 
 			if (may == 0)
 				return;               /* the pacer holds them: a later kick */
@@ -431,8 +419,8 @@ static void sq_kick(struct dpv_qp *qp)
 			wqes[i]->frame = NULL;
 		sq->sent += took;
 		qp->tx_frames += took;
-		if (unlikely(qp->pace.kbps != 0) && took < n)
-			dpv__pace_refund(&qp->pace, wqes + took, n - took);   /* they wait */
+		if (unlikely(pace->kbps != 0) && took < n)
+			dpv__pace_refund(pace, wqes + took, n - took);   /* they wait */
 		if (took < n || wait)
 			return;
 		if (n == 0) {

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 
 #include "roce_rc.h"
+#include "verbs_post.h"
 
 #define INLINE_NSGE UINT16_MAX          /* nsge of a slot whose bytes are in inl */
 #define TX_ROOM 16                      /* a frame and what the fault layer adds */
@@ -459,8 +460,9 @@ static void run_local(struct dpv_qp *qp, struct dpv_wqe *w, const struct ibv_sen
 
 _Static_assert(DPV_RC_MAX_MSG == DPV_MAX_MSG_SZ, "ibv_query_port's max_msg_sz is RC's limit");
 
-static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t now)
+static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, void *list_now)
 {
+	uint64_t now = *(const uint64_t *)list_now;
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 	struct dpv_sq *sq = &qp->sq;
 	uint32_t slot = sq->post & sq->mask;
@@ -519,26 +521,12 @@ posted:
 int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
-	enum ibv_qp_state state;
 	uint64_t now = dpv__rc_now();
-	uint32_t posted = 0;
-	int rc = 0;
+	int rc;
 
 	dpv__qp_lock(qp);
-	state = dpv__qp_state(qp);
-	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
-		rc = -EINVAL;
-	for (; rc == 0 && wr != NULL; wr = wr->next) {
-		rc = post_one(qp, wr, now);
-		if (rc != 0)
-			break;
-		posted++;
-	}
-	if (posted != 0)
-		dpv__rc_after(qp);
+	rc = dpv__post_list(qp, wr, bad_wr, post_one, &now, dpv__rc_after);
 	dpv__qp_unlock(qp);
-	if (rc != 0)
-		*bad_wr = wr;
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 
 #include "dpv_offload.h"
 #include "roce_ud.h"
+#include "verbs_post.h"
 
 #define UD_BURST 64
 #define QKEY_CONTROLLED 0x80000000u     /* remote_qkey with it: the QP's own Q_Key */
@@ -376,12 +377,13 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t
 	return 0;
 }
 
-static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
+static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, void *arg)
 {
 	struct dpv_hdr_info tso_info;
 	uint64_t len = 0;
 	int rc;
 
+	(void)arg;
 	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
 		len = dpv__wr_length(wr);
 	rc = dpv__wr_check_basic(&qp->lim, wr, len);
@@ -401,28 +403,11 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 
 int dpv__ud_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-	enum ibv_qp_state state;
-	uint32_t posted = 0;
-	int rc = 0;
+	int rc;
 
 	dpv__qp_lock(qp);
-	state = dpv__qp_state(qp);
-	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT || state == IBV_QPS_RTR)
-		rc = -EINVAL;
-	while (rc == 0 && wr != NULL) {
-		rc = post_one(qp, wr);
-		if (rc != 0)
-			break;
-		posted++;
-		wr = wr->next;
-	}
-	if (posted != 0) {
-		__atomic_store_n(&qp->sq.head, qp->sq.post, __ATOMIC_RELEASE);
-		dpv__ud_progress(qp);               /* one doorbell for the whole list */
-	}
+	rc = dpv__post_list(qp, wr, bad_wr, post_one, NULL, dpv__ud_progress);
 	dpv__qp_unlock(qp);
-	if (rc != 0)
-		*bad_wr = wr;
 	return rc;
 }
 

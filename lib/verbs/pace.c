@@ -13,12 +13,9 @@
 
 #include "verbs_ring.h"
 #include "verbs_pace.h"
-#include "verbs_qp.h"
 
-int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst)
+int dpv__pace_set(struct dpv_pace *p, uint32_t kbps, uint32_t burst, uint32_t frame)
 {
-	struct dpv_pace *p = &qp->pace;
-
 	if (kbps != 0 && (kbps < DPV_PACE_MIN_KBPS || kbps > DPV_PACE_MAX_KBPS))
 		return -EINVAL;
 	if (kbps == 0) {
@@ -29,8 +26,8 @@ int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst)
 	 * pacer's thread is sometimes late (descheduled, busy elsewhere); what accrued meanwhile,
 	 * up to the bucket, goes at once, so the rate over time holds. */
 	if (burst == 0)
-		burst = RTE_MAX(qp->lim.max_frame, (uint32_t)RTE_MIN((uint64_t)kbps * 125 / 1000,
-								      (uint64_t)UINT32_MAX));
+		burst = RTE_MAX(frame, (uint32_t)RTE_MIN((uint64_t)kbps * 125 / 1000,
+							 (uint64_t)UINT32_MAX));
 	p->per_tsc = (double)kbps * 125.0 / (double)rte_get_tsc_hz();   /* kbit/s -> B/cycle */
 	if (p->kbps == 0 || p->tokens > burst) {
 		p->tokens = burst;              /* a new pacer starts full */

@@ -326,7 +326,8 @@ static int apply_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask,
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return -EINVAL;
 	if (mask & IBV_QP_RATE_LIMIT) {
-		rc = dpv__pace_set(qp, a->rate_limit, burst);
+		rc = qp->ops->rate_limit != NULL ?
+		     qp->ops->rate_limit(qp, a->rate_limit, burst) : -EINVAL;
 		if (rc != 0)
 			return rc;
 	}
@@ -487,7 +488,6 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int a
 	attr->port_num = qp->port_num;
 	attr->qkey = qp->qkey;
 	attr->sq_psn = qp->sq_psn;
-	attr->rate_limit = qp->pace.kbps;
 	attr->pkey_index = qp->pkey_index;
 	attr->cap = qp->cap;
 	attr->sq_draining = qp->state == IBV_QPS_SQD &&

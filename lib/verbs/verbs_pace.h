@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Packet pacing (pace.c): the token bucket a RAW QP's WRs take their bytes from before they
- * go to the port. */
+/* Packet pacing (pace.c): the token bucket a QP's WRs take their bytes from before they go to
+ * the port (RAW_PACKET's, kept in its struct dpv_raw_qp). */
 #ifndef DPV_VERBS_PACE_H
 #define DPV_VERBS_PACE_H
 
 #include <stdint.h>
 
-struct dpv_qp;
 struct dpv_wqe;
 
 /* Packet pacing (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket of bytes the
@@ -25,9 +24,9 @@ struct dpv_pace {
 #define DPV_PACE_MAX_KBPS 400000000u     /* 400 Gb/s */
 
 /* Packet pacing (pace.c): set the rate (0: none) and bucket size (0: 1 ms at the rate, at
- * least one frame of the QP); -EINVAL
- * outside packet_pacing_caps. How many of the @n WRs @w[] (in SQ order) may go to the port now. */
-int dpv__pace_set(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
+ * least @frame bytes, the QP's largest frame); -EINVAL outside packet_pacing_caps. How many
+ * of the @n WRs @w[] (in SQ order) may go to the port now. */
+int dpv__pace_set(struct dpv_pace *p, uint32_t kbps, uint32_t burst, uint32_t frame);
 uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
 /* The same at TSC @now (the unit test's clock): the bucket refilled for the time since the
  * last refill (none if @now is not later), then WRs taken while it is above 0. */

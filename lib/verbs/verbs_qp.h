@@ -32,8 +32,10 @@ enum { DPV_CYC_VALIDATE, DPV_CYC_BUILD, DPV_CYC_BURST, DPV_CYC_COMPLETE, DPV_CYC
 struct dpv_wr_batch;
 
 /* struct ibv_qp is the head of struct ibv_qp_ex: a QP created with
- * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS hands out the extended one (qp_ex.c). */
+ * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS hands out the extended one (qp_ex.c). What a transport keeps
+ * of its own is behind priv; the rest is the core's, by concern. */
 struct dpv_qp {
+	/* What it is: its handle, transport and objects (fixed at ibv_create_qp). */
 	union {
 		struct ibv_qp ibqp;
 		struct ibv_qp_ex qpx;      /* its wr_* ops set when wr_batch is */
@@ -53,16 +55,21 @@ struct dpv_qp {
 	struct dpv_cq *own_rcq;    /* the recv_cq it was created with (XRC_RECV: none) */
 	bool no_rq;                /* set by the transport's create: no receive queue of its own
 				    * to post to (XRC: receives come from the SRQs messages name) */
-	/* Handles of a shared XRC_RECV QP (ibv_open_qp, qp_open.c), under that file's lock. On a
-	 * QP: the open handles it counts (its creator's too, unless own_closed) and the openers'
-	 * list. On an opener (a hollow struct dpv_qp): the QP it opens (NULL once that is gone),
-	 * its context and its XRC domain handle (xrcd). */
+
+	/* Open handles and references. Of a shared XRC_RECV QP (ibv_open_qp, qp_open.c), under
+	 * that file's lock: on a QP, the open handles it counts (its creator's too, unless
+	 * own_closed) and the openers' list; on an opener (a hollow struct dpv_qp), the QP it
+	 * opens (NULL once that is gone), its context and its XRC domain handle (xrcd). And the
+	 * flows that steer to it (RAW_PACKET's ibv_create_flow, under the device's flows_mutex):
+	 * ibv_destroy_qp is EBUSY while there are any. */
 	bool opener, own_closed;
 	int handles;
 	struct dpv_qp *real;
 	TAILQ_HEAD(, dpv_qp) openers;
 	TAILQ_ENTRY(dpv_qp) open_next;
 	int nb_flows;
+
+	/* State (qp.c, qp_state.c). */
 	enum ibv_qp_state state;
 	enum ibv_qp_type type;
 	unsigned int qpt_flags;    /* its type's DPV_QPT_* (verbs_transport.h) */
@@ -71,27 +78,35 @@ struct dpv_qp {
 	/* RTS -> SQD: WRs started before it are still going out (ibv_query_qp's sq_draining);
 	 * IBV_EVENT_SQ_DRAINED when they are done, if EN_SQD_ASYNC_NOTIFY asked for it */
 	bool sq_draining, sqd_notify;
-	/* Service mode: the posting thread (under lock) checks WRs, writes their descriptors and
-	 * publishes sq.head; the service lcore (under svc_lock) builds the frames, hands them to
-	 * the port and completes them. Control operations (modify, destroy) take both. */
+
+	/* Service mode (qp_service.c): the posting thread (under lock) checks WRs, writes their
+	 * descriptors and publishes sq.head; the service lcore (under svc_lock) builds the
+	 * frames, hands them to the port and completes them. Control operations (modify,
+	 * destroy) take both. */
 	bool service;
 	bool svc_listed;           /* on its device's service array */
-	/* each lock on a line of its own: the posting thread writes lock per list, the service
-	 * lcore svc_lock per round, and both read state and service above every time */
+
+	/* Locks, each on a line of its own: the posting thread writes lock per list, the service
+	 * lcore svc_lock per round, and both read state and service above every time. */
 	dpv_spinlock_t lock __rte_cache_aligned;
 	dpv_spinlock_t svc_lock __rte_cache_aligned;
+
+	/* Attributes: creation's, and those ibv_modify_qp keeps for every type. */
 	struct ibv_qp_cap cap;
 	struct dpv_wr_limits lim;     /* what ibv_post_send checks against */
 	uint8_t port_num;
 	uint32_t qkey, sq_psn;
 	uint16_t pkey_index;
-	struct dpv_txh *txh;       /* RAW: its transmitter */
-	struct dpv_pace pace;      /* RAW: packet pacing */
-	void *priv;                /* the transport's own state (UD: struct dpv_ud_qp) */
-	uint32_t fast_sge;         /* RAW fast path: SGEs a WR may have there (max_send_sge, <= 4) */
-	/* ... and the frame sizes it takes, INLINE or not: 14 + [0, span) bytes (0: none) */
-	uint64_t fast_span_inline, fast_span_copy;
+
+	/* The transport's: its transmitter on the port (every transport opens one, lib/offload),
+	 * its own state (RAW: struct dpv_raw_qp, UD: struct dpv_ud_qp, RC/UC: struct
+	 * dpv_rc_qp), and the send queue it fills and completes (sq.c). */
+	struct dpv_txh *txh;
+	void *priv;
 	struct dpv_sq sq;
+
+	/* Statistics (dpv_query_qp_counters, telemetry.c), each on the line of the thread that
+	 * writes it. */
 	uint64_t tx_wrs, tx_bytes;                 /* the posting thread's */
 	/* service mode: what pollers saw of the service lcore (dpv__service_qp_help) */
 	uint64_t help_rounds, help_seen, help_checked;

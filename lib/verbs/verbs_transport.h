@@ -51,11 +51,17 @@ struct dpv_transport_ops {
 	/* Service mode: may this transport's QPs be progressed by a service lcore? */
 	bool service;
 	/* Optional (NULL: the core's attributes only). Check and keep the attributes of @mask
-	 * that the core does not keep (RC/UC: the path, PSNs, timers; RAW: the rate limit),
-	 * before the QP enters its next state (control lock held). */
+	 * that the core does not keep (RC/UC: the path, PSNs, timers), before the QP enters its
+	 * next state (control lock held). */
 	int (*modify)(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask);
-	/* Optional: fill what modify kept into @attr (ibv_query_qp; control lock held). */
+	/* Optional: fill what modify and rate_limit kept into @attr (ibv_query_qp; control lock
+	 * held). */
 	void (*query)(struct dpv_qp *qp, struct ibv_qp_attr *attr);
+	/* Optional (NULL: IBV_QP_RATE_LIMIT is EINVAL): pace the QP's sends at @kbps (0: not
+	 * paced) with a bucket of @burst bytes (0: the default), from ibv_modify_qp or
+	 * ibv_modify_qp_rate_limit; -EINVAL for a rate out of packet_pacing_caps. Before the QP
+	 * enters its next state (control lock held). */
+	int (*rate_limit)(struct dpv_qp *qp, uint32_t kbps, uint32_t burst);
 	/* Optional: in SQD, is every WR the transport started done? (NULL: every WR it executed,
 	 * [done, sent), has completed; RAW and UD start nothing in SQD.) QP lock held. */
 	bool (*sq_drained)(struct dpv_qp *qp);
