@@ -55,21 +55,18 @@ static struct msg xrecv(void)
 	return m;
 }
 
+/* rc_wait_one, the completions kept while waiting for the peer first. */
 static struct ibv_wc wait_one(enum ibv_wc_status status, uint64_t wr_id, const char *what)
 {
-	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+	struct ibv_wc wc;
+	char label[128];
 
-	if (nstash > 0) {
-		wc = stash[0];
-		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
-	} else if (test_poll(cq, &wc, 1) != 1) {
-		CHECK(0, "%s: %s: no completion", fs.is_a ? "A" : "B", what);
-		return wc;
-	}
-	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: %s: status %s (want %s) wr_id %lu",
-	      fs.is_a ? "A" : "B", what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
-	      (unsigned long)wc.wr_id);
-	return wc;
+	snprintf(label, sizeof(label), "%s: %s", fs.is_a ? "A" : "B", what);
+	if (nstash == 0)
+		return rc_wait_one(cq, status, wr_id, label);
+	wc = stash[0];
+	memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
+	return rc_check_wc(wc, status, wr_id, label);
 }
 
 /* A fresh RC QP connected to the peer's fresh one. */
