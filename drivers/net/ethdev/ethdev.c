@@ -133,8 +133,9 @@ static uint16_t clamp_desc(unsigned int want, const struct rte_eth_desc_lim *lim
 	return n;
 }
 
-/* Link changes become verbs port events. Many PMDs raise no LSC interrupt (net_tap 22.11
- * neither), so an EAL alarm reads every started port's link each LINK_POLL_US. */
+/* Link changes become verbs port events. net_tap 22.11 updates its link from netlink without
+ * raising RTE_ETH_EVENT_INTR_LSC, and many PMDs have no such interrupt, so the link of every
+ * started port is read every LINK_POLL_US from DPDK's interrupt thread (an EAL alarm). */
 #define LINK_POLL_US 100000
 
 /* __atomic on link_up and link_polls: ordering ThreadSanitizer sees (the EAL's alarm list
