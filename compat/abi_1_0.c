@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The IBVERBS_1.0 versions of the functions rdma-core replaced in IBVERBS_1.1 (2006), bound
- * with .symver as rdma-core binds its compat_1_0.c. They took the 1.0 structures (struct
- * ibv_device_1_0 and friends), which dpverbs does not build: a program linked against them
- * finds no device (ibv_get_device_list@IBVERBS_1.0 answers NULL with EOPNOTSUPP and says why),
- * so it never holds an object the other 1.0 functions could be handed; they fail cleanly too.
- * Also the 1.1-only legacy ibv_register_driver, with which old provider plugins registered. */
+/* The IBVERBS_1.0 versions of the functions rdma-core replaced in 1.1, bound with .symver.
+ * dpverbs builds no 1.0 structures: ibv_get_device_list@IBVERBS_1.0 finds no device
+ * (EOPNOTSUPP, saying why), and the other 1.0 functions fail cleanly. Also the legacy
+ * ibv_register_driver of old provider plugins. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,8 +76,8 @@ ABI10_INT(destroy_ah)
 ABI10_INT(attach_mcast)
 ABI10_INT(detach_mcast)
 
-/* ibv_register_driver@IBVERBS_1.1: a pre-2017 provider plugin registering itself. dpverbs
- * loads no provider, so there is nothing to register it with. */
+/* ibv_register_driver@IBVERBS_1.1: dpverbs loads no provider; ignored. */
+
 DPV_EXPORT void dpv_abi11_register_driver(const char *name, void *init_func)
 {
 	DPV_COMPAT_LOG(DEBUG, "legacy provider %s ignored: dpverbs is the only device provider",

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rdma-core's IBVERBS_PRIVATE_34 symbols: the interface between libibverbs and its provider
- * plugins, which rdma-core's own binaries bind to. Debian's perftest links libmlx5 and libefa,
- * whose constructors register their drivers here; ibv_devinfo asks each GID's type. dpverbs
- * loads no provider and issues no uverbs command, so the registrations are ignored and every
- * command fails as a kernel without the verb would: EOPNOTSUPP. ibv_query_gid_type works. */
+/* rdma-core's IBVERBS_PRIVATE_34 symbols, which rdma-core's binaries and providers bind to
+ * (Debian's perftest links libmlx5 and libefa). dpverbs loads no provider and issues no
+ * uverbs command: registrations are ignored, commands fail with EOPNOTSUPP. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -52,8 +50,7 @@ DPV_EXPORT void __verbs_log(struct verbs_context *ctx, uint32_t level, const cha
 	va_end(ap);
 }
 
-/* A provider plugin (libmlx5, libefa… linked by perftest) registering itself from its
- * constructor: ignored, dpverbs' devices are the DPDK ports. */
+/* A provider plugin registering itself: ignored, dpverbs' devices are the DPDK ports. */
 DPV_EXPORT void verbs_register_driver_34(const void *ops)
 {
 }
@@ -132,9 +129,8 @@ DPV_EXPORT int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr
 	return EOPNOTSUPP;
 }
 
-/* Every other uverbs command returns 0 or a positive errno and writes only through its
- * arguments: EOPNOTSUPP, touching nothing. The argument lists (rdma-core's driver.h, not
- * installed) do not matter to a function that reads none of them. */
+/* Every other uverbs command: EOPNOTSUPP, touching nothing (its arguments go unread). */
+
 #define CMD_UNSUP(name) DPV_EXPORT int ibv_cmd_ ## name(void) { return EOPNOTSUPP; }
 
 CMD_UNSUP(get_context)

@@ -32,25 +32,22 @@ struct fwd_port {
 
 extern struct fwd_port fwd_ports[TP_MAX_PORTS];
 
-/* A forwarding engine, as testpmd's struct fwd_engine: the loop (fwd_engines.c) polls each
- * port's CQ and posts; an engine says what it sends (transmit engines, fwd_tx.c) or what it
- * does to a received frame before it leaves from the paired port (fwd_rx.c). */
+/* A forwarding engine, as testpmd's struct fwd_engine: what it sends (fwd_tx.c) or does to a
+ * received frame before it leaves from the paired port (fwd_rx.c). */
 struct fwd_engine {
 	const char *name;
 	bool transmits;             /* posts bursts of its own and receives nothing */
 	uint32_t max_tso_header;    /* the QP's IBV_QP_INIT_ATTR_MAX_TSO_HEADER */
-	/* Port @p can run the engine with frames (or payloads) of @len bytes: 0, or a printed
-	 * error. Optional. */
+	/* optional: port @p can run it with @len-byte frames (0), or a printed error */
 	int (*check)(unsigned int p, uint32_t len);
 	/* Transmit engines: write port @p's frame template. */
 	void (*prepare)(unsigned int p, struct fwd_port *fp);
-	/* Transmit engines: finish WR @i of a burst, whose wr_id is its index among the port's
-	 * WRs. Optional. */
+	/* optional, transmit engines: finish WR @i of a burst (wr_id: its index) */
 	void (*tx_wr)(unsigned int p, struct fwd_port *fp, uint32_t i);
 	/* Receive engines: false keeps a received frame here (its buffer is posted again). */
 	bool forwards;
-	/* Rewrite frame @f, received on port @p, and its WR before it leaves from port @o.
-	 * Optional. */
+	/* optional: rewrite frame @f received on @p, and its WR, before it leaves from @o */
+
 	void (*rewrite)(unsigned int p, unsigned int o, uint8_t *f, uint32_t len, bool csum_ok,
 			struct ibv_send_wr *wr);
 	/* What `stop` prints for port @p beyond the common totals. Optional. */

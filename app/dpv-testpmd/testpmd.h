@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dpv-testpmd: a testpmd-like command line for dpverbs. Everything it does goes through verbs
- * (RAW_PACKET QPs, ibv_post_send/ibv_post_recv/ibv_poll_cq, ibv_create_flow) and <dpverbs.h>;
- * this header is the state the command files share. Functions return 0 or a negative errno
- * and print their own error message (naming the problem and the fix). */
+/* dpv-testpmd: a testpmd-like command line for dpverbs, through verbs and <dpverbs.h> only;
+ * the state the command files share. Functions return 0 or a negative errno and print their
+ * own error message. */
+
 #ifndef DPV_TESTPMD_H
 #define DPV_TESTPMD_H
 

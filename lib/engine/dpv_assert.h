@@ -1,20 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Runtime checks of invariants (doc/contributing.md, "Assertions"). Engine is the lowest
- * layer: every layer may include this header.
- *
- *   DPV_ASSERT(cond)                  an invariant: if it does not hold, print file:line and
- *                                     the expression to stderr and abort(). Compiled out
- *                                     (cond not evaluated) where DPV_ASSERTS is 0.
- *   DPV_WARN_ONCE(cond, fmt, ...)     a state that must not happen but must not crash a
- *                                     production process either: when cond is true, log once
- *                                     (per call site) through the component's log type, in
- *                                     every build; evaluates to cond, so that
- *                                     `if (DPV_WARN_ONCE(x, "...")) return -EINVAL;` works.
- *   DPV_REF_PUT(&refs)                a reference count goes down by one, never below 0.
- *
- * DPV_ASSERTS is set by meson (the top meson.build): 1 unless NDEBUG is defined (buildtype
- * release with b_ndebug=if-release, the default, or -Db_ndebug=true). DPV_LOGTYPE, the log type
- * DPV_WARN_ONCE logs through, is set per layer in its meson.build (engine's by default). */
+/* Runtime checks of invariants, for every layer (doc/contributing.md, "Assertions").
+ *   DPV_ASSERT(cond)               abort() with file:line and the expression when cond is
+ *                                  false; not evaluated where DPV_ASSERTS is 0 (NDEBUG).
+ *   DPV_WARN_ONCE(cond, fmt, ...)  an impossible state that must not crash production: logs
+ *                                  once per call site, in every build; evaluates to cond.
+ *   DPV_REF_PUT(&refs)             a reference count goes down by one, never below 0.
+ * DPV_LOGTYPE, what DPV_WARN_ONCE logs through, is set per layer in its meson.build. */
 #ifndef DPV_ASSERT_H
 #define DPV_ASSERT_H
 
@@ -37,7 +28,7 @@
 #endif
 extern int DPV_LOGTYPE;
 
-/* The failure path of DPV_ASSERT, out of line so that the check costs a compare and a jump. */
+/* Out of line: the check costs a compare and a jump. */
 __attribute__((noreturn, cold, noinline, unused))
 static void dpv__assert_fail(const char *file, int line, const char *func, const char *expr)
 {
@@ -50,7 +41,7 @@ static void dpv__assert_fail(const char *file, int line, const char *func, const
 #define DPV_ASSERT(cond) \
 	((void)(likely(cond) ? 0 : (dpv__assert_fail(__FILE__, __LINE__, __func__, #cond), 0)))
 #else
-/* sizeof: the expression is still parsed (its variables count as used), never evaluated */
+/* parsed (its variables count as used), never evaluated */
 #define DPV_ASSERT(cond) ((void)sizeof(!(cond)))
 #endif
 
@@ -60,7 +51,8 @@ static void dpv__assert_fail(const char *file, int line, const char *func, const
 		DPV_ASSERT(dpv__old_ > 0); \
 	} while (0)
 
-/* DPV_WARN_ONCE's message (engine/assert.c), through rte_log at WARNING on @logtype. */
+/* DPV_WARN_ONCE's message, at WARNING on @logtype. */
+
 __attribute__((cold, format(printf, 5, 6)))
 void dpv__warn_once_log(int logtype, const char *file, int line, const char *func,
 			const char *fmt, ...);

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The driver boundary: a driver moves packets (rte_mbufs) for the layers above. It enumerates
- * ports and what their hardware can do, sets up queues, bursts frames out and in, reports link
- * state and maps memory for DMA. It knows no verbs object, WR or offload policy and makes no
- * verbs decision: what a frame must look like is decided above it (lib/offload, transports).
- * A driver fills a struct dpv_driver_ops and registers it with DPV_DRIVER_REGISTER.
- * Ops return 0 or a negative errno unless they say otherwise. */
+/* The driver boundary: a driver moves rte_mbufs for the layers above (ports, queues, bursts,
+ * link state, DMA maps) and knows no verbs object or offload policy. It fills a struct
+ * dpv_driver_ops and registers it with DPV_DRIVER_REGISTER. Ops return 0 or a negative
+ * errno unless they say otherwise. */
 #ifndef DPV_DRIVER_H
 #define DPV_DRIVER_H
 
@@ -47,11 +45,8 @@ struct dpv_port_caps {
 	struct rte_mempool *ext_mp; /* mbufs without data room (external buffers) */
 };
 
-/* What a receive rule matches (lib/raw's flows, as ibv_create_flow's specs say): a frame
- * matches when every field ANDed with its mask equals the value ANDed with it; l4
- * (IPPROTO_TCP/UDP) asks for that L4 header, a nonzero sip_m/dip_m for an IPv4 one, an IPv6
- * address mask for an IPv6 one; proto/tos/ttl are IPv4's or IPv6's (next header, traffic
- * class, hop limit). Network order, as the specs carry them. */
+/* What a receive rule matches (ibv_create_flow's specs): every field ANDed with its mask
+ * equals the value ANDed with it; proto/tos/ttl are IPv4's or IPv6's. Network order. */
 struct dpv_flow_match {
 	uint8_t dmac[6], dmac_m[6], smac[6], smac_m[6];
 	uint16_t etype, etype_m, vlan, vlan_m;        /* EtherType after the VLAN tags */
@@ -107,9 +102,8 @@ struct dpv_driver_ops {
 	uint16_t (*tx_prepare)(struct dpv_txq *txq, struct rte_mbuf **pkts, uint16_t n);
 	/* Ask the hardware to release transmitted buffers (progress while idle). */
 	void (*tx_reap)(struct dpv_txq *txq);
-	/* Receive frames sent to these @n multicast MACs too (IPv6 solicited-node addresses),
-	 * replacing the previous list. A port that cannot filter by MAC receives all multicast
-	 * instead. -ENOTSUP when it can do neither (NULL: the driver never filters). */
+	/* Also receive these @n multicast MACs (replacing the list), or all multicast where
+	 * the port cannot filter; -ENOTSUP when it can do neither (NULL: never filters). */
 	int (*rx_mcast_set)(struct dpv_port *port, const uint8_t (*macs)[6], unsigned int n);
 	/* Up to @n frames received on receive queue @queue (< the nb_rx of port_queues). One
 	 * thread at a time per queue; different queues may be polled at once. */
@@ -121,9 +115,9 @@ struct dpv_driver_ops {
 	/* The port's extended statistics: fills up to @n, returns how many there are (NULL:
 	 * the driver has none). */
 	int (*port_xstats)(struct dpv_port *port, struct dpv_port_xstat *xstats, unsigned int n);
-	/* Steer the frames @m matches to receive queue @queue in hardware (*@handle: the rule);
-	 * -EOPNOTSUPP when the port cannot (that rule or any), and frames go where they would.
-	 * A hint: the layer above checks every frame itself. NULL: the driver has no steering. */
+	/* Steer the frames @m matches to receive queue @queue (*@handle: the rule); a hint,
+	 * the layer above checks every frame. -EOPNOTSUPP; NULL: no steering. */
+
 	int (*flow_steer)(struct dpv_port *port, const struct dpv_flow_match *m, uint16_t queue,
 			  void **handle);
 	void (*flow_unsteer)(struct dpv_port *port, void *handle);

@@ -76,31 +76,25 @@ const char *dpv__eal_args_used(void);
 /* Run @fn before the EAL is cleaned up at exit (verbs closes its ports there). */
 void dpv__eal_at_stop(void (*fn)(void));
 
-/* fork (fork.c). In a child of a process that had started the EAL, dpv__forked is true (set
- * by a pthread_atfork handler): such a child cannot use DPDK, so verbs refuse it (ENODEV) and
- * its exit handlers leave the parent's ports, memory and files alone. */
+/* fork (fork.c): true in a child of a process that started the EAL (an atfork handler sets
+ * it); verbs refuse such a child (ENODEV) and its exit leaves the parent's state alone. */
 extern bool dpv__forked;
 static inline bool dpv__fork_child(void)
 {
 	return __builtin_expect(__atomic_load_n(&dpv__forked, __ATOMIC_RELAXED), 0);
 }
-/* The same, also for a child the atfork handler did not see (its pid differs from the EAL's);
- * a getpid() call: control paths only. */
+/* The same, also for a child the atfork handler did not see (a getpid(): control paths). */
 bool dpv__fork_child_check(void);
 /* Say once on stderr why a forked child cannot use the devices; -ENODEV (errno untouched). */
 int dpv__fork_refuse(void);
-/* The EAL runs in this process: remember its pid, watch for forks, and keep DPDK's memory
- * (and shared configuration files) out of every child (MADV_DONTFORK). */
+/* The EAL runs: remember its pid, watch for forks, keep DPDK's memory out of children. */
 void dpv__fork_eal_started(void);
 
-/* Remove what dead dpverbs processes left: runtime directories and hugepage files of the
- * prefix dpv-<pid> whose process is gone and whose files nobody holds (leftovers.c). */
+/* Remove what dead dpverbs processes left (leftovers.c). */
 void dpv__leftovers_clean(void);
 
-/* Service lcores (service.c). A work item is called over and over by its service lcore, with
- * the lcore's work list locked (dpv__service_work_del waits for the round in progress); it
- * returns whether it found something to do (0: nothing), so that a service lcore idle for a
- * while can let another thread of its CPU run. */
+/* Service lcores (service.c). A work item is called over and over with the lcore's work list
+ * locked; it returns 0 when it found nothing to do (an idle lcore then yields). */
 struct dpv_service_work {
 	unsigned int (*fn)(void *arg);
 	void *arg;
@@ -113,9 +107,8 @@ struct dpv_service_info {
 	uint64_t rounds;
 };
 
-/* Give @w to a service lcore on NUMA @socket (another socket with a warning), starting a free
- * worker lcore of the EAL if none serves yet; -ENODEV (logged with the fix) when there is no
- * worker lcore to use. */
+/* Give @w to a service lcore on NUMA @socket (another with a warning), starting one if
+ * needed; -ENODEV (logged with the fix) when the EAL has no worker lcore to use. */
 int dpv__service_work_add(int socket, const struct dpv_service_work *w, unsigned int *lcore);
 /* Take @w off @lcore; when it returns, the lcore no longer runs it. */
 void dpv__service_work_del(unsigned int lcore, const struct dpv_service_work *w);
@@ -123,14 +116,13 @@ void dpv__service_work_del(unsigned int lcore, const struct dpv_service_work *w)
 void dpv__service_stop_all(void);
 /* Service lcores in use (at most @max written); returns how many there are. */
 int dpv__service_info(struct dpv_service_info *out, int max);
-/* Is @lcore's service loop running (not stopped)? Its rounds so far in *@rounds: a count that
- * does not move while it runs says the OS does not give it the CPU. Any thread, no lock. */
+/* Is @lcore's loop running? *@rounds: its rounds so far (still while running: the OS does
+ * not run it). Any thread, no lock. */
 bool dpv__service_rounds(unsigned int lcore, uint64_t *rounds);
 
-/* Under ThreadSanitizer, tell it not to report races on the objects of @mp: DPDK's archives are
- * not instrumented, so an object freed by one thread (inside a PMD's tx_burst, or through the
- * mempool's ring) and allocated by another has a happens-before TSan cannot see, and every
- * reuse of an mbuf across threads looks like a race (test/tsan.supp). Nothing otherwise. */
+/* Under ThreadSanitizer, no race reports on @mp's objects: DPDK is not instrumented, so every
+ * reuse of an mbuf across threads would look like a race (test/tsan.supp). */
+
 #if defined(__SANITIZE_THREAD__)
 #define DPV_TSAN 1
 #elif defined(__has_feature)

@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection on a port (fault.c): a seeded transformer of frame bursts that drops,
- * duplicates, reorders and corrupts a chosen fraction of them. Off by default; set from the
- * configuration (fault_* keys, every port) or at run time (dpv_set_port_faults). Receive
- * faults act on every frame the port receives (wire and RoCE loopback) before any transport
- * sees it; transmit faults act on the frames RoCE transports and the port's ARP/ND send.
- * Verbs-free: it speaks mbufs only. */
+ * duplicates, reorders and corrupts a fraction of them (doc/faults.md). Mbufs only. */
 #ifndef DPV_FAULT_H
 #define DPV_FAULT_H
 
@@ -52,12 +48,11 @@ static inline bool dpv__fault_rates_on(const struct dpv_fault_rates *r)
  * -EINVAL for a rate above 1000000. */
 int dpv__fault_set(struct dpv_fault_dir *d, const struct dpv_fault_rates *r, uint64_t seed);
 
-/* Apply @d to @n frames in @pkts, which has room for @cap: dropped frames are freed,
- * duplicates (deep copies from @mp, placed right after their original) added while there is
- * room and @mp has mbufs, a corrupted frame gets one byte of its second half inverted (so it
- * still reaches its destination, whose integrity check must catch it), a reordered frame is
- * held back and released after the frames of one to three later bursts (or after 64
- * calls without frames: a call with @n = 0 releases what is due). Returns the new number of frames in @pkts. */
+/* Apply @d to @n frames in @pkts (room for @cap); the new number of frames. Duplicates are
+ * copies from @mp after their original; a corrupted frame gets one byte of its second half
+ * inverted (so it still reaches its destination's integrity check); a reordered one comes
+ * out after one to three later bursts (or 64 calls with @n = 0). */
+
 uint16_t dpv__fault_apply(struct dpv_fault_dir *d, struct rte_mbuf **pkts, uint16_t n,
 			  uint16_t cap, struct rte_mempool *mp);
 

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A test-and-test-and-set spinlock on C11-style __atomic builtins. DPDK's rte_spinlock is inline
- * assembly on x86, which ThreadSanitizer cannot see (every access it guards looks racy); this
- * one costs the same and lets the race detector check dpverbs' locking.
+/* A test-and-test-and-set spinlock on __atomic builtins: rte_spinlock is inline assembly on
+ * x86, which ThreadSanitizer cannot see; this one costs the same.
  *
- * Where DPV_LOCK_CHECKS is on (debug and sanitizer builds: the top meson.build) a lock records
- * which thread holds it, so that a function whose contract is "lock held" checks it rather
- * than says it: dpv__lock_assert_held (lockdep_assert_held). Elsewhere the lock is the one int
- * and the check is nothing: the holder costs a few instructions per lock, ~4 % of a WR posted
- * alone, too much for the debugoptimized build the benchmarks measure. dpv__mutex_assert_held
- * (a pthread mutex, control paths) follows DPV_ASSERT. */
+ * With DPV_LOCK_CHECKS (debug and sanitizer builds) a lock records its holder, so that "lock
+ * held" is checked: dpv__lock_assert_held (lockdep_assert_held). Elsewhere it is one int and
+ * the check nothing (the holder's cost: doc/build.md).
+ * dpv__mutex_assert_held (pthread mutexes) follows DPV_ASSERT. */
+
 #ifndef DPV_LOCK_H
 #define DPV_LOCK_H
 

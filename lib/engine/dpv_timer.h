@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Timers for what runs on a port's progress: RC retransmission and RNR waits, ACK coalescing,
- * neighbour aging. A timer list belongs to a port; whoever progresses the port (a thread
- * polling a CQ of a context that uses it, or its service lcore) runs the timers that are due.
- * Deadlines are TSC ticks; an idle list costs one load per run. Thread-safe; callbacks run
- * without the list's lock held and may arm or cancel timers (their own included).
- * Functions return 0 or a negative errno. */
+/* Timers run by whoever progresses a port (RC retransmission, RNR waits, ACK coalescing,
+ * neighbour aging). Deadlines in TSC ticks; an idle list costs one load. Thread-safe;
+ * callbacks run unlocked and may arm or cancel timers, their own included. Functions return
+ * 0 or a negative errno. */
+
 #ifndef DPV_TIMER_H
 #define DPV_TIMER_H
 

@@ -157,9 +157,9 @@ static void remove_runtime_dir(void)
 	rmdir(runtime_dir);
 }
 
-/* A start that failed after the EAL made its runtime directory (a vdev of no driver, too
- * little memory...) leaves it behind, with the telemetry socket in it: remove it when it is
- * the one of dpverbs' own prefix. */
+/* A failed start may leave the EAL's runtime directory behind: remove it when it is of
+ * dpverbs' own prefix. */
+
 static void remove_failed_runtime_dir(void)
 {
 	const char *dir = rte_eal_get_runtime_dir(), *base;
@@ -207,10 +207,9 @@ static int eal_start_locked(struct eal_args *a)
 	if (rc != 0)
 		return rc;
 	args_render(a);
-	/* Without an lcore list the EAL makes every CPU an lcore and pins the calling thread to
-	 * the first: two verbs programs on one host would then share CPU 0 (perftest's
-	 * raw_ethernet_lat pair: 4 ms instead of 2 us). The application asked for no pinning,
-	 * so its thread gets its CPUs back (it stays lcore 0 for DPDK's per-lcore caches). */
+	/* Without an lcore list the EAL pins the calling thread to the first CPU, and two verbs
+	 * programs on one host would share it (doc/compat.md, raw_ethernet_lat): the
+	 * application asked for no pinning, so its thread gets its CPUs back (still lcore 0). */
 	keep_affinity = !args_have(a, "-l") && !args_have(a, "-c") && !args_have(a, "--lcores") &&
 			pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
 	/* The EAL permutes argv: give it a copy of the pointers, keep ours to free. */

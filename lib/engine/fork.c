@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fork(): a child of a process that started DPDK cannot use it (the EAL runs once per process,
- * and its memory is the parent's), so it is told once and refused; and the parent's DPDK
- * memory is not mapped into children at all (MADV_DONTFORK), so that a child that calls rte_*
- * anyway faults instead of corrupting the parent's pools, rings and queues. doc/api.md,
- * "fork". */
+/* fork(): a child of a process that started DPDK cannot use it, so it is told once and
+ * refused; the parent's DPDK memory is MADV_DONTFORK, so a child calling rte_* anyway
+ * faults instead of corrupting the parent's pools and queues. doc/api.md, "fork". */
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* What a dpverbs process killed by a signal leaves: its runtime directory (the telemetry
- * socket; with shared configuration files also the config, memseg metadata and the
- * multi-process socket) and, in modes without --in-memory, its hugepage files, which keep
- * their pages from every other program. Exit handlers remove them at a normal exit only, so
- * every start removes those of dead processes: only names of dpverbs' own prefix, dpv-<pid>,
- * whose pid is gone and whose files no process holds a lock on (the EAL locks what it uses,
- * a secondary process too). doc/memory.md, "Leftovers". */
+/* What a dpverbs process killed by a signal leaves: its runtime directory and, without
+ * --in-memory, hugepage files that keep their pages from everyone. Every start removes those
+ * of prefix dpv-<pid> whose pid is gone and whose files nobody locks (the EAL locks what it
+ * uses). doc/memory.md, "Leftovers". */
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

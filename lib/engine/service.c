@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Service lcores: DPDK worker lcores (rte_eal_remote_launch) that run work items — the verbs
- * core registers one per port: its service-mode QPs and its receive side — over and over.
- * Which lcores: those the user gives to the EAL (-l/--lcores); a port goes to a service lcore
- * on its own NUMA socket when there is one (else a warning names the cross-socket placement).
- * An lcore is started when work first needs it, or by dpv_service_lcore_start(). */
+/* Service lcores: EAL worker lcores that run work items (the verbs core's: one per port)
+ * over and over, on the port's NUMA socket where one is given (else with a warning). An
+ * lcore starts when work first needs it, or by dpv_service_lcore_start(). */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -20,10 +18,9 @@
 #include "dpv_lock.h"
 
 #define WORK_MAX 64
-/* A service lcore with nothing to do for this long yields its CPU once (and again after as
- * long): on a core of its own the call returns at once, on a core it shares with the threads
- * that post (a loaded machine, or --lcores mapping two lcores to one CPU) they get the CPU
- * instead of watching it spin for the rest of its time slice. */
+/* An idle service lcore yields its CPU this often: free on a core of its own, and on a
+ * shared core the posting threads get the CPU instead of watching it spin. */
+
 #define IDLE_YIELD_US 50
 
 struct service {

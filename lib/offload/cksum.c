@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Internet checksum's raw sum (RFC 1071) over a buffer, with the widest vector unit the
- * CPU has: AVX-512, AVX2 or 64-bit scalar, chosen once at load time (the rest of the build
- * stays generic x86-64: only the kernels below are compiled for AVX2/AVX-512). Every kernel
- * returns the exact integer sum of the buffer's 32-bit words (or its 16-bit words), which is
- * congruent modulo 0xffff to the sum of its 16-bit words: folding it gives rte_raw_cksum's
- * value exactly, 0 only for a buffer of zeros. */
+/* The Internet checksum's raw sum (RFC 1071) with the widest vector unit the CPU has
+ * (AVX-512, AVX2, 64-bit scalar), chosen at load time; only these kernels are compiled for
+ * AVX2/AVX-512. A kernel's exact sum of 32-bit words is congruent mod 0xffff to the sum of
+ * 16-bit words: folded, it is rte_raw_cksum's value. */
+
 #include <errno.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Software IPv4/TCP/UDP checksums on framework-owned mbufs (never application memory). The L4
- * length comes from the IP header, clamped to the bytes the frame has, and an IPv6 upper-layer
- * length excludes the extension headers (DPDK's rte_ipv6_udptcp_cksum_mbuf does not). */
+/* Software IPv4/TCP/UDP checksums on framework-owned mbufs. The L4 length is the IP header's,
+ * clamped to the frame; IPv6's excludes the extension headers (rte_ipv6_udptcp_cksum_mbuf's
+ * does not). */
 #include <netinet/in.h>
 #include <stddef.h>
 #include <string.h>
@@ -37,8 +37,8 @@ static uint64_t word32(const void *p)
 	return w;
 }
 
-/* The pseudo-header's words added one by one (a dozen adds; the vector kernel's call and
- * reduction cost ten times that for 12 or 40 bytes), folded as dpv__cksum folds. */
+/* The pseudo-header's words added one by one: a dozen adds, a tenth of the vector kernel's
+ * set-up for 12 or 40 bytes. */
 uint16_t dpv__pseudo_sum(const struct dpv_hdr_info *info, const void *l3, uint32_t l4_len)
 {
 	const uint8_t *ip = l3;
@@ -90,9 +90,8 @@ static unaligned_uint16_t *l4_field(const struct dpv_hdr_info *info, uint8_t *l4
 					    offsetof(struct rte_udp_hdr, dgram_cksum)));
 }
 
-/* The IPv4 header checksum of the frame's header at @l3, if it is IPv4: rte_ipv4_cksum's
- * value, its 32-bit words added (five adds for a header without options, not ten and a
- * loop). */
+/* The IPv4 header checksum at @l3 (rte_ipv4_cksum's value, in 32-bit adds). */
+
 static void ipv4_hdr_csum(const struct dpv_hdr_info *info, void *l3)
 {
 	struct rte_ipv4_hdr *ip = l3;

@@ -11,9 +11,8 @@
 
 struct rte_mbuf;
 
-/* Who computes a port's checksums and segments (enum dpv_offload_policy of <dpverbs.h>), and
- * which offloads always run in software (enum dpv_offload bits); read and written with
- * __atomic (dpv_set_offload_policy and dpv_set_offload_software change them at run time). */
+/* A port's offload policy and the offloads forced to software (<dpverbs.h>); __atomic, as
+ * they change at run time. */
 struct dpv_offload_ctl {
 	int policy;
 	uint32_t sw_forced;
@@ -73,22 +72,19 @@ uint32_t dpv__tso_segments(uint32_t payload, uint32_t mss);
 void dpv__tso_header(uint8_t *h, const struct dpv_hdr_info *info, uint32_t i, uint32_t nseg,
 		    uint32_t seg_payload, uint32_t mss);
 
-/* The Internet checksum's raw sum (cksum.c): the one's-complement sum of a buffer's 16-bit
- * words in memory order, folded to 16 bits, as rte_raw_cksum gives it (0 only for zeros).
- * The kernel is the widest the CPU has (AVX-512, AVX2, scalar), picked at load time. */
+/* The Internet checksum's raw sum (cksum.c), as rte_raw_cksum gives it, with the widest
+ * kernel the CPU has (AVX-512, AVX2, scalar). */
 uint16_t dpv__cksum(const void *buf, size_t len);
 
-/* Add @len bytes at @buf to @sum, a dpv__cksum of the bytes before them in the summed stream,
- * @off of them (only its parity matters): summing a buffer in pieces of any lengths gives
- * dpv__cksum of the whole. */
+/* Add @len bytes at @buf to @sum, the dpv__cksum of the @off bytes before them (only the
+ * parity of @off matters): pieces of any lengths sum to the whole's. */
 uint16_t dpv__cksum_cont(uint16_t sum, const void *buf, size_t len, size_t off);
 
 /* dpv__cksum_cont while copying @len bytes from @src to @dst (not overlapping): every byte is
  * read once. */
 uint16_t dpv__cksum_copy(uint16_t sum, void *dst, const void *src, size_t len, size_t off);
 
-/* One checksum kernel, for the tests and the bench: the unfolded sum of a buffer (and of a
- * buffer while copying it); fold it with dpv__cksum_cont(0, ...) semantics. */
+/* One checksum kernel, for the tests and the bench: unfolded sums (and while copying). */
 struct dpv_cksum_impl {
 	const char *name;                  /* "avx512", "avx2", "scalar" */
 	uint64_t (*sum)(const uint8_t *p, size_t len);
@@ -114,9 +110,8 @@ uint16_t dpv__pseudo_sum(const struct dpv_hdr_info *info, const void *l3, uint32
  * flags and checksum. */
 uint16_t dpv__tso_csum_base(const uint8_t *hdr, const struct dpv_hdr_info *info);
 
-/* The TCP checksum of segment header @h (made by dpv__tso_header) carrying @seg_payload bytes
- * whose raw sum is @payload_sum: @base (dpv__tso_csum_base) plus what changes per segment,
- * without reading the header again. */
+/* The TCP checksum of segment header @h with @seg_payload bytes summing to @payload_sum:
+ * @base plus what changes per segment. */
 void dpv__tso_csum(uint8_t *h, const struct dpv_hdr_info *info, uint16_t base,
 		   uint32_t seg_payload, uint16_t payload_sum);
 
@@ -140,9 +135,9 @@ static inline bool dpv__csum_has_l4(const struct dpv_hdr_info *info)
  * the IP header says, clamped to the frame (Ethernet padding is not summed). */
 uint32_t dpv__l4_length(const struct dpv_hdr_info *info, const void *l3, uint32_t frame_len);
 
-/* dpv__sw_csum where the L4 sum was taken while the frame was copied: @f is the frame (its
- * headers contiguous, dpv__csum_has_l4), @raw the dpv__cksum of its @l4_len bytes of L4 as
- * they are, checksum field included. Writes the same bytes dpv__sw_csum would. */
+/* dpv__sw_csum with the L4 sum taken while copying: @raw is the dpv__cksum of the @l4_len
+ * L4 bytes, checksum field included. Writes what dpv__sw_csum would. */
+
 void dpv__sw_csum_summed(uint8_t *f, const struct dpv_hdr_info *info, uint32_t l4_len,
 			 uint16_t raw);
 

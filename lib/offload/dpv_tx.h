@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Frames from gather lists, for any transport: a transmitter (struct dpv_txh) turns a request
- * (a checked gather list, inline or from registered memory, with IP_CSUM or TSO) into a frame
- * on one of a port's queues, choosing per frame between the port's offloads and byte-identical
- * software (the offload policy), copying or attaching memory without a copy (zero-copy), and
- * tells its owner when a request's memory is no longer used by any frame. Verbs-free.
- * Functions return 0 or a negative errno unless they say otherwise. */
+/* Frames from gather lists, for any transport: a transmitter (struct dpv_txh) turns a checked
+ * request into frames on a port queue, choosing per frame between the port's offloads and
+ * byte-identical software, copying or attaching memory (zero-copy), and tells the owner when
+ * the request's memory is free. Functions return 0 or a negative errno unless they say
+ * otherwise. */
 #ifndef DPV_TX_H
 #define DPV_TX_H
 
@@ -57,9 +56,8 @@ struct dpv_mbuf_stash {
 	struct rte_mbuf *m[DPV_TX_STASH];
 };
 
-/* A user's handle on a port queue: what it builds frames with. Frames are built by the
- * posting thread (dpv__tx_build) and software TSO segments by the thread that bursts
- * (dpv__tx_burst): each side has a stash and counters of its own, so neither needs a lock. */
+/* A user's handle on a port queue. The posting thread builds frames and the bursting thread
+ * software TSO segments, each with a stash and counters of its own: no lock. */
 struct dpv_txh {
 	const struct dpv_driver_ops *ops;
 	struct dpv_txq *q;
@@ -73,9 +71,8 @@ struct dpv_txh {
 	struct dpv_mbuf_stash burst;   /* dpv__tx_burst's: software TSO segments */
 	struct dpv_tx_counters cnt;    /* frames, bytes, tso_segments_sw: burst side; others: build */
 	TAILQ_ENTRY(dpv_txh) next;     /* its owner's list (statistics) */
-	/* Local loopback (its owner's choice; NULL: none): while *loop_on, a copy of every
-	 * packet the port takes, its checksums written, goes to loop(loop_arg, copies, n), which
-	 * takes what it can and returns how many; dpv__tx_pkts_burst frees the rest. */
+	/* local loopback (NULL: none): while *loop_on, a copy of every packet the port takes
+	 * goes to loop(), which returns how many it took (the rest are freed) */
 	const bool *loop_on;
 	unsigned int (*loop)(void *arg, struct rte_mbuf **m, unsigned int n);
 	void *loop_arg;
@@ -107,20 +104,17 @@ int dpv__txh_open(struct dpv_txh *h, const struct dpv_driver_ops *ops, struct dp
 void dpv__txh_close(struct dpv_txh *h);
 void dpv__tx_counters_add(struct dpv_tx_counters *to, const struct dpv_tx_counters *c);
 
-/* Build the frame(s) of one request; inline data is copied here. -EMSGSIZE: the port cannot
- * carry it; -ENOMEM/-ENOBUFS: no mbufs now. released(req->owner) is called once the frame
- * holds none of the caller's memory: at once for a copied frame, when the port freed the
- * last attached buffer for a zero-copy one. */
+/* Build the frame(s) of one request. -EMSGSIZE: the port cannot carry it; -ENOMEM/-ENOBUFS:
+ * no mbufs now. released(req->owner) runs once no frame holds the caller's memory. */
 int dpv__tx_build(struct dpv_txh *h, const struct dpv_tx_req *req, void **frame);
 /* The common case, inlined by fast paths: one contiguous piece copied into one mbuf
  * (@len <= h->small_max). NULL: no mbuf now. */
 struct rte_mbuf *dpv__tx_copy_one(struct dpv_txh *h, const void *data, uint32_t len);
 /* IP_CSUM on a built single-mbuf frame: in the port where it can, else in software. */
 void dpv__tx_csum(struct dpv_txh *h, struct rte_mbuf *m);
-/* The IP_CSUM case of dpv__tx_copy_one, for fast paths: the @len bytes of @nseg pieces
- * (@len <= h->small_max) copied into @m, a fresh mbuf, with IP_CSUM; where software computes
- * the TCP/UDP checksum its sum is taken while copying (each byte read once), else the port
- * is asked as dpv__tx_csum does. */
+/* The IP_CSUM case of dpv__tx_copy_one: @nseg pieces copied into @m, a software L4 sum
+ * taken while copying, else the port asked. */
+
 void dpv__tx_copy_csum(struct dpv_txh *h, struct rte_mbuf *m, const struct dpv_tx_seg *seg,
 		       uint16_t nseg, uint32_t len);
 /* Software IP_CSUM while copying, without a port: the @len bytes of @seg copied to @dst with

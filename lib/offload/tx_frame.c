@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Frames from requests. A frame is the request's gather list with its first copy_len bytes
- * copied into pool mbufs and the rest attached, without a copy, to the MR memory as external
- * buffers. copy_len is the whole frame for inline data, small frames and ports that cannot
- * give buffers back on demand; the headers when checksums are written (never into application
- * memory); 0 otherwise. The external buffers of one request share one shared-info structure
- * in framework memory, whose free callback, run when the PMD frees the last of them, tells the
- * owner its memory is free again. Checksums go to the port where it offers them for the frame
- * (mbuf offload flags + the driver's tx_prepare), else to software; TSO requests that the port
- * cannot segment as the contract says go to the software segmenter of tx_tso.c. */
+/* Frames from requests: the first copy_len bytes of the gather list copied into pool mbufs,
+ * the rest attached from MR memory. copy_len is all of it for inline data, small frames and
+ * ports that cannot give buffers back on demand; the headers when checksums are written
+ * (never into application memory); else 0. A request's external buffers share one
+ * shared-info whose free callback tells the owner its memory is free. Checksums go to the
+ * port where it offers them, else software; TSO the port cannot do as the contract says goes
+ * to tx_tso.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -275,9 +273,8 @@ static bool ipv6_ext(const struct dpv_hdr_info *info)
 	return info->l3 == DPV_L3_IPV6 && info->l3_len != sizeof(struct rte_ipv6_hdr);
 }
 
-/* Which checksums of a frame the port computes (*@hw_ip, *@hw_l4): none when this returns
- * true, and software computes them all. @even: every segment but the last of an even length
- * (a frame copied into one mbuf is). */
+/* Which checksums the port computes (*@hw_ip, *@hw_l4); true: software does them all.
+ * @even: every segment but the last of an even length. */
 static bool csum_in_sw(const struct dpv_txh *txh, const struct dpv_hdr_info *info, bool even,
 		       bool *hw_ip, bool *hw_l4)
 {
@@ -356,9 +353,8 @@ static void copy_run(uint8_t *dst, struct cursor *c, uint32_t len, uint16_t *sum
 	}
 }
 
-/* Software IP_CSUM while copying the @len bytes of @seg to @dst: the L4 bytes summed as they
- * are copied (each byte read once), then the checksums written (dpv__sw_csum_summed). @info
- * and @hdr: the headers as peek_segs parsed them (dpv__csum_has_l4). */
+/* Software IP_CSUM while copying @seg to @dst: L4 summed as copied, then the checksums
+ * written. @info and @hdr: the headers as peek_segs parsed them. */
 static void copy_summed(uint8_t *dst, const struct dpv_tx_seg *seg, uint16_t nseg, uint32_t len,
 			const struct dpv_hdr_info *info, const uint8_t *hdr)
 {
@@ -685,9 +681,9 @@ uint16_t dpv__tx_burst(struct dpv_txh *txh, void **frames, uint16_t n)
 	return taken;
 }
 
-/* A copy of @m as a wire would give it to a receiver: one fresh chain from @h's pool, the
- * checksums the port was asked for written in software, no offload flag; NULL when there is
- * no mbuf, or @m is a hardware TSO packet (a wire would carry its segments: not looped). */
+/* A copy of @m as a receiver would get it: checksums asked of the port written in software,
+ * no offload flag; NULL without mbufs or for a hardware TSO packet (not looped). */
+
 static struct rte_mbuf *loop_copy(struct dpv_txh *h, struct rte_mbuf *m)
 {
 	struct rte_mbuf *c;

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Software TSO. Building a TSO request builds a segmenter: a copy of the request's header (read
- * while posting, as the man page says of tso.hdr), the payload's gather list, and, for an INLINE
- * payload, a framework copy of it. Segments are generated when the port has room for them, a
- * burst at a time, so a WR of max_tso bytes in 1-byte segments needs no more mbufs than a
- * burst. Each segment is a fresh header mbuf (lib/offload patches lengths, ID, sequence,
- * flags) followed by the payload attached from the MR (or copied), checksummed in software.
- * The attached pieces of all segments share one shared-info structure; the segmenter holds a
- * reference of its own until the last segment exists, so the WR is released only when the
- * PMD freed the last piece. */
+/* Software TSO. A segmenter holds a copy of the request's header (read while posting, as the
+ * man page says of tso.hdr), the payload's gather list (or a copy of inline payload), and
+ * makes segments a burst at a time as the port has room: any WR needs no more mbufs than a
+ * burst. A segment is a fresh header mbuf and the payload attached (or copied), checksummed
+ * in software. The attached pieces share one shared-info, on which the segmenter keeps a
+ * reference until its last segment exists: the WR is released when the PMD freed them all. */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

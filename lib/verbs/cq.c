@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Completion queues and completion channels. A CQ is a ring of completions; polling it first
- * drives progress on every QP of its context (progress.c), so completions arrive even when the
- * application stops posting, whichever CQ it polls. A CQ of ibv_create_cq_ex may keep when
- * each completion was written (the TSC, and CLOCK_REALTIME), beside the ring. A channel is an
- * eventfd plus the list of CQs that fired. */
+/* Completion queues and channels. Polling a CQ first drives progress on every QP of its
+ * context (progress.c), so completions arrive even when the application stops posting. A
+ * channel is an eventfd plus the list of CQs that fired. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,9 +268,8 @@ uint64_t dpv__core_clock_khz(void)
 	return rte_get_tsc_hz() / 1000;
 }
 
-/* The @n completions written from ring index @from on were written now (CQ lock held). One
- * reading of the clocks for the whole push; the TSC never goes back within a CQ (pushes from
- * different cores may read TSCs a few cycles apart). */
+/* Timestamp the @n completions from ring index @from (CQ lock held): one clock reading a
+ * push, never going back within a CQ (cores' TSCs may differ by a few cycles). */
 static void cq_stamp(struct dpv_cq *cq, uint32_t from, unsigned int n)
 {
 	struct dpv_cqe_ts t = { .tsc = rte_rdtsc() };
@@ -292,9 +289,8 @@ static void cq_stamp(struct dpv_cq *cq, uint32_t from, unsigned int n)
 	}
 }
 
-/* After a push of @n, @i of which fitted from ring index @from on: timestamp them (if the CQ
- * keeps timestamps), count, fire an armed CQ, report an overrun. The CQ lock, taken by the
- * caller, is released here. */
+/* After a push of @n, @i of which fitted from ring index @from: timestamp, count, fire an
+ * armed CQ, report an overrun; releases the CQ lock the caller took. */
 static int push_done(struct dpv_cq *cq, uint32_t from, unsigned int i, unsigned int n, bool fire)
 {
 	bool overrun_now = false;
@@ -449,10 +445,8 @@ static void cq_progress(struct dpv_cq *cq)
 
 void dpv__cq_poll_progress(struct dpv_cq *cq)
 {
-	/* Progress when the CQ has nothing to return, and every PROGRESS_EVERY polls anyway, so
-	 * that a CQ that never runs empty does not keep the context's other work waiting:
-	 * completions already in the ring come back without it (a lost count between racing
-	 * pollers only moves the next forced progress). */
+	/* Progress when the CQ is empty, and every PROGRESS_EVERY polls anyway: a CQ that never
+	 * runs empty must not starve the context's other work (racing counts are harmless). */
 	if (cq_empty(cq)) {
 		cq_progress(cq);
 	} else {
@@ -562,10 +556,8 @@ static void channel_progress(struct dpv_channel *ch)
 	dpv__context_progress(to_dctx(ch->ibch.context), NULL, &ch->ibch);
 }
 
-/* Naps of the waiting thread between two progress calls: WAIT_BUSY_NS for WAIT_LINGER naps
- * after an event was returned (a ping-pong's next completion is that close), a millisecond
- * otherwise; as the keeper's (roce_keeper.c). Direct progress has no interrupt: a frame that
- * arrives during a nap is received at the next progress. */
+/* Naps between two progress calls of a waiting thread: short for WAIT_LINGER naps after an
+ * event (a ping-pong's next completion is that close), a millisecond otherwise. */
 #define WAIT_BUSY_NS 50000
 #define WAIT_LINGER 2000            /* ~0.1 s of short naps */
 
@@ -600,13 +592,10 @@ static int channel_wait(struct dpv_channel *ch)
 	}
 }
 
-/* An event read from the channel whose CQ has been polled empty since it fired is stale: the
- * completion that fired it was written by the poller's own progress after the CQ was armed
- * (or was there when it was armed) and has been returned already. Such an event is not
- * delivered: the CQ is armed again (in the mode it had) and the wait goes on, so that a
- * program may count on a completion after each event (rc_pingpong -t -e does: it takes
- * ENOENT from ibv_start_poll after an event as an error). Polled by another thread at the
- * same moment, the CQ may still run empty after the event is returned, as on hardware. */
+/* An event whose CQ has been polled empty since it fired is stale (its completion was
+ * returned already): it is not delivered, the CQ is armed again and the wait goes on, so a
+ * program may count on a completion after each event (rc_pingpong -t -e does). */
+
 static bool event_stale(struct dpv_cq *cq)
 {
 	bool stale;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The extended CQ (ibv_create_cq_ex): the polling API of ibv_start_poll / ibv_next_poll /
- * ibv_end_poll and the ibv_wc_read_* accessors, over the same CQE ring and the same progress
- * as ibv_poll_cq (cq.c), so one CQ may be polled either way and gives the same completions. */
+/* The extended CQ: ibv_start_poll / next / end and the ibv_wc_read_* accessors over the
+ * ring and progress of ibv_poll_cq (cq.c): one CQ, polled either way. */
 #include <errno.h>
 
 #include "verbs_base.h"
@@ -9,9 +8,7 @@
 #include "verbs_fork.h"
 #include "verbs_cq.h"
 
-/* The wc_flags fields a completion of dpverbs has: those of struct ibv_wc, and the
- * completion timestamps the CQ keeps when asked (the TSC, counted by hca_core_clock; the
- * CLOCK_REALTIME nanoseconds). No CVLAN, flow tag or tag matching yet: EOPNOTSUPP. */
+/* The wc_flags fields dpverbs has: struct ibv_wc's and the timestamps (TSC, CLOCK_REALTIME). */
 #define CQ_EX_TS_FLAGS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
 			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define CQ_EX_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
@@ -45,9 +42,9 @@ static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	if (attr == NULL || attr->comp_mask != 0)
 		return EINVAL;                  /* as mlx5: no poll attribute is defined */
 	dpv__cq_poll_progress(cq);
-	/* One poll session at a time: the current completion lives in the CQ. The CQE ring's
-	 * own lock is not held across the session, so a program may post (and complete into
-	 * this CQ) between start and end. */
+	/* one poll session at a time (the current completion lives in the CQ); the ring's lock
+	 * is not held across it, so a program may post between start and end */
+
 	if (!cq->single_threaded)
 		dpv__spinlock_lock(&cq->poll_lock);
 	if (cqx_advance(cq) != 0) {

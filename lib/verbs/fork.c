@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ibv_fork_init and fork protection of memory regions, with rdma-core's contract: once
- * ibv_fork_init() succeeded (or RDMAV_FORK_SAFE / IBV_FORK_SAFE was set when the devices were
- * first listed), the pages of every MR are MADV_DONTFORK while an MR holds them, so a forked
- * child never shares (copy-on-write) a page a port reads or writes; ibv_fork_init() after the
- * first MR is too late (EINVAL). DPDK's own memory is DONTFORK always (engine/fork.c).
- * doc/api.md, "fork". */
+/* ibv_fork_init and fork protection, rdma-core's contract: once enabled, every MR's pages are
+ * MADV_DONTFORK while an MR holds them; after the first MR it is too late (EINVAL). DPDK's
+ * memory is DONTFORK always (engine/fork.c). doc/api.md, "fork". */
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Memory windows (ibv_alloc_mw(3), ibv_bind_mw(3)) and invalidation, with rxe's rules
- * (IBA 10.6.7, o10-36/37): a window is a second rkey onto part of an MR registered with
- * IBV_ACCESS_MW_BIND, granting a peer exactly its range and remote access flags. Type 1 is
- * bound with ibv_bind_mw (a BIND_MW WR on the QP's send queue) and unbound by binding zero
- * bytes; type 2 with an IBV_WR_BIND_MW WR, is usable only by the peer of the QP that bound
- * it, and is unbound by LOCAL_INV or a SEND_WITH_INV received on that QP. Each binding
- * changes the key's low byte (the ibv_inc_rkey convention), so an old key never reaches a
- * new binding. Windows share the context's rkey buckets and lock with MRs (mr.c); WRs run
- * under the QP's lock when they are posted (lib/roce/rc_glue.c). doc/semantics.md, "Memory
- * windows". */
+/* Memory windows and invalidation, with rxe's rules (IBA 10.6.7, o10-36/37): a second rkey
+ * onto part of an MW_BIND MR, granting a peer exactly its range and flags. Type 1 is bound
+ * with ibv_bind_mw and unbound by binding zero bytes; type 2 by a BIND_MW WR, usable only
+ * by that QP's peer, unbound by LOCAL_INV or a SEND_WITH_INV received on that QP. Each bind
+ * changes the key's low byte, so an old key never reaches a new binding. Windows share the
+ * MR table's rkey buckets and lock; WRs run under the QP's lock. doc/semantics.md. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -218,9 +214,9 @@ struct ibv_mw *dpv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 	return &mw->ibmw;
 }
 
-/* ibv_bind_mw(3): a type 1 window bound through @qp's send queue with the next tag of its
- * key; mw->rkey is the new key once the WR is posted (executed at once: a failure
- * completes it with IBV_WC_MW_BIND_ERR and leaves mw->rkey as it was). */
+/* ibv_bind_mw(3): executed at once; on failure the WR completes with MW_BIND_ERR and
+ * mw->rkey stays as it was. */
+
 int dpv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW }, *bad;

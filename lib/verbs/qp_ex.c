@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The ibv_wr_* post API (ibv_qp_ex, ibv_wr_post(3)): the builders and setters write ordinary
- * struct ibv_send_wr entries into a per-QP batch between ibv_wr_start and ibv_wr_complete,
- * and ibv_wr_complete posts the batch through the QP's own post path (qp->post_send), so
- * every check, completion and byte on the wire is ibv_post_send's: one semantics, two entry
- * points. Inline data and TSO headers are copied into the batch when the setter is called
- * (the application may reuse its buffer at once, as with mlx5). */
+/* The ibv_wr_* post API (ibv_wr_post(3)): builders and setters write ordinary ibv_send_wr
+ * entries into a per-QP batch, and ibv_wr_complete posts it through the QP's own post path:
+ * one semantics, two entry points. Inline data and TSO headers are copied when the setter is
+ * called (the application may reuse its buffer at once, as with mlx5). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +11,8 @@
 #include "verbs_qp.h"
 #include "wr_check.h"
 
-/* What a WR of the batch keeps besides its ibv_send_wr: where its gather list starts in the
- * batch's SGE array, and where its TSO header starts in the copied bytes. The arrays grow,
- * so pointers are set only by wr_complete. */
+/* Where a WR's gather list and TSO header start in the batch's arrays: indices, since the
+ * arrays grow (wr_complete sets the pointers). */
 struct wr_meta {
 	uint32_t sge_first;
 	uint32_t hdr_off;
@@ -62,8 +59,7 @@ static int grow(void **p, size_t *cap, size_t used, size_t want, size_t size)
 	return 0;
 }
 
-/* A new WR of the batch from the builder's opcode and the ibv_qp_ex's wr_id and wr_flags;
- * NULL (the batch failed) when out of memory. INLINE is the inline setters' to say. */
+/* A new WR of the batch (opcode, wr_id, wr_flags but INLINE); NULL when out of memory. */
 static struct ibv_send_wr *wr_new(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode)
 {
 	struct dpv_wr_batch *b = qp_of(qpx)->wr_batch;
@@ -101,8 +97,7 @@ static struct ibv_send_wr *wr_last(struct dpv_wr_batch *b)
 	return &b->wr[b->n - 1];
 }
 
-/* Append @n SGEs for the last WR, which now gathers from them (a second data setter
- * replaces the first's list). */
+/* Append @n SGEs for the last WR (a second data setter replaces the first's list). */
 static struct ibv_sge *sge_add(struct dpv_wr_batch *b, struct ibv_send_wr *wr, size_t n)
 {
 	size_t cap = b->sge_cap;
@@ -373,10 +368,8 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	batch_end(qp_of(qpx));
 }
 
-/* The checks that need no frame bytes beyond what the batch holds, made on every WR before
- * any is posted, so that a batch they refuse posts nothing ("the entire posting will be
- * aborted", ibv_wr_post(3)); the post path repeats them. A non-inline SEND longer than the
- * port's frame may carry VLAN tags only its bytes tell: that one is left to the post path. */
+/* The checks needing no frame bytes, on every WR before any is posted, so that a batch they
+ * refuse posts nothing ("the entire posting will be aborted", ibv_wr_post(3)). */
 static int batch_check(struct dpv_qp *qp, struct dpv_wr_batch *b)
 {
 	uint32_t used = qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE);
@@ -414,10 +407,8 @@ static void batch_link(struct dpv_wr_batch *b)
 	}
 }
 
-/* 0 or a positive errno. An error of a builder or setter, or of the checks above, posts
- * nothing; an error only the post path sees (the QP's state, a frame's shape read from its
- * MR, the port's offload policy) stops the batch at that WR, as ibv_post_send's list: the
- * WRs before it are posted, the ones from it on are not. */
+/* 0 or a positive errno. A builder's, setter's or check_batch's error posts nothing; one
+ * only the post path sees stops the batch at that WR, as ibv_post_send's list. */
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct dpv_qp *qp = qp_of(qpx);
@@ -446,8 +437,9 @@ int dpv__qp_ex_init(struct dpv_qp *qp, uint64_t send_ops_flags)
 	if (qp->wr_batch == NULL)
 		return -ENOMEM;
 	dpv__spinlock_init(&qp->wr_batch->lock);
-	/* Every builder is set, whatever send_ops_flags asked: one the QP type has not makes a
-	 * WR ibv_post_send refuses, so ibv_wr_complete answers EINVAL as it would. */
+	/* every builder, whatever send_ops_flags says: a WR the type lacks fails as in
+	 * ibv_post_send (EINVAL) */
+
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	x->wr_bind_mw = wr_bind_mw;

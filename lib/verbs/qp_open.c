@@ -1,14 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ibv_open_qp(3): more handles on an existing XRC_RECV QP, as the kernel's ib_open_qp gives
- * them (shared XRC target QPs). A handle is a hollow struct dpv_qp (opener set, real the QP):
- * the verbs that act on a QP (modify, query, multicast, counters, progress mode) act on the
- * real one through dpv__qp_target; posting through a handle is refused as on the QP itself
- * (an XRC_RECV QP has no queue of its own). The QP counts its handles, its creator's
- * included: ibv_destroy_qp of any handle closes that handle, and the QP goes with the last
- * one (its creator's handle may go first). Asynchronous events of the QP go to every open
- * handle, each on its own context (dpv__qp_event). Within one process: a handle may be
- * opened through another context of the same device, with a handle of the QP's XRC domain
- * (doc/semantics.md, "XRC"). */
+/* ibv_open_qp(3): more handles on an XRC_RECV QP, as the kernel's ib_open_qp. A handle is a
+ * hollow struct dpv_qp whose verbs act on the real QP (dpv__qp_target). The QP counts its
+ * handles, its creator's included, and goes with the last one; its async events go to every
+ * handle, each on its own context. Within one process (doc/semantics.md, "XRC"). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +31,9 @@ static int handle_post_send(struct dpv_qp *h, struct ibv_send_wr *wr, struct ibv
 	return qp->post_send(qp, wr, bad);
 }
 
-/* The context's open_qp op: a new handle on XRC_RECV QP a->qp_num of @context's device,
- * whose XRC domain is a->xrcd's; NULL and errno: EINVAL for a missing NUM/XRCD/TYPE bit, a
- * type other than XRC_RECV, an XRC domain handle of another device, and no such QP in that
- * domain (the kernel's answers); EOPNOTSUPP for unknown comp_mask bits; ENOMEM. */
+/* The open_qp op; NULL and errno as the kernel: EINVAL (a missing NUM/XRCD/TYPE bit, not
+ * XRC_RECV, another device's XRC domain, no such QP), EOPNOTSUPP, ENOMEM. */
+
 struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *a)
 {
 	struct dpv_context *ctx = to_dctx(context);

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Service mode: a port's service-mode QPs are driven by a service lcore of lib/engine. The
- * posting thread checks each WR and writes its descriptor (dpv_svc_desc, the frame's bytes
- * beside it), then publishes the SQ head once per list (a release store: the descriptor ring
- * is the per-QP single-producer ring the service consumes); the service lcore runs the
- * transport progress of each QP with work (RAW: build a burst, send it, complete it in one go)
- * and polls the port's receive queues. The poster and the service share no lock and write no
- * common cache line per WR: the service takes only the QP's svc_lock (try-lock: a QP being
- * modified is skipped for a round). */
+/* Service mode: a service lcore of lib/engine drives a port's service-mode QPs. The posting
+ * thread writes each WR's descriptor and publishes the SQ head once per list (a release
+ * store); the service lcore runs each busy QP's transport progress and polls the port's
+ * receive queues. They share no lock and no line written per WR: the service takes only the
+ * QP's svc_lock, with a try-lock (a QP being modified waits a round). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -16,16 +13,13 @@
 #include "verbs_qp.h"
 #include "verbs_progress.h"
 
-/* Non-inline frames up to this size are copied into their slot while posting, as inline
- * data is (tx_copy_max's default: the direct path copies them too): the WR then holds no
- * MR, whose reference count both cores would write, and the service lcore reads only the
- * posting thread's lines. */
+/* Non-inline frames up to this size are copied into their slot while posting (as the direct
+ * path copies them): the WR holds no MR, whose reference count both cores would write. */
 #define SVC_COPY_DATA 256u
 
-/* Helping a service lcore the OS does not run: pollers look at its rounds at most every
- * HELP_CHECK_US, and do its work for a QP once it made no round for HELP_STALL_US (a round
- * takes microseconds — tens with a full 1024-deep SQ, and then the QP's service lock says
- * it is busy —; a thread that lost its CPU waits for milliseconds). */
+/* Helping a service lcore the OS does not run: pollers check its rounds every HELP_CHECK_US
+ * and do a QP's work once it made no round for HELP_STALL_US (a round takes microseconds; a
+ * thread that lost its CPU waits milliseconds). */
 #define HELP_CHECK_US 5
 #define HELP_STALL_US 20
 
@@ -48,9 +42,8 @@ static inline bool svc_idle(const struct dpv_qp *qp)
 	return __atomic_load_n(&sq->head, __ATOMIC_ACQUIRE) == sq->sent && sq->done == sq->sent;
 }
 
-/* The work item of a port, run over and over by its service lcore: how many of its QPs had
- * work, and 1 more when its port has receivers (received frames are not counted here) or a
- * timer ran. */
+/* A port's work item: how many of its QPs had work, 1 more for receivers or a timer run. */
+
 static unsigned int port_service(void *arg)
 {
 	struct dpv_device *dev = arg;

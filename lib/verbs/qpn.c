@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* QP numbers: one space per device for every QP type, as a NIC has, so that the RoCE receive
- * side finds a frame's QP from its BTH destination QPN with one array read
- * (dpv__qpn_lookup). QPNs 0 and 1 are reserved (SMI and GSI: dpverbs has neither); numbers
- * are handed out round-robin, so a destroyed QP's number waits a whole round before it is
- * given again and late frames to it find nothing rather than a newcomer. */
+/* QP numbers: one space per device, so the RoCE receive side finds a QP with one array read.
+ * 0 and 1 are reserved (SMI, GSI); round-robin, so late frames to a destroyed QP find
+ * nothing rather than a newcomer. */
+
 #include <errno.h>
 #include <stdlib.h>
 

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Page-range registries: sets of page-rounded, reference-counted ranges that never overlap,
- * shared by every holder (MR) that touches them; a holder that covers registered pages and
- * new ones takes a reference on the old ranges and adds only the gaps, and a range is undone
- * exactly as it was made when its last holder goes. Two sets use it: DMA (here) and fork
+/* Page-range registries: page-rounded, reference-counted, never overlapping ranges shared by
+ * every holder (MR); a holder references the ranges it covers and adds only the gaps, and a
+ * range is undone exactly as made at its last reference. Used for DMA (here) and fork
  * protection (fork.c).
  *
- * The DMA set: memory outside DPDK's heap must be registered with rte_extmem_register and
- * DMA-mapped for each device before a NIC can read it. DPDK has a fixed number of memseg
- * lists, VFIO a fixed number of user maps, neither can unmap part of a map, and VFIO silently
- * skips an overlapping map: hence ranges that never overlap and are unmapped as mapped. */
+ * DMA: memory outside DPDK's heap is rte_extmem_register'ed and mapped for each device.
+ * Memseg lists and VFIO maps are few, neither unmaps part of a map, and VFIO silently skips
+ * an overlapping map: hence ranges that never overlap and are unmapped as mapped. */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Receive queues, shared by every transport: ibv_post_recv, the ring of posted receive WQEs,
- * their completions (written in batches, one CQ lock per batch) and their flush. What lands
- * in a WQE is the transport's business (lib/raw/raw_recv.c for RAW_PACKET). */
+/* Receive queues of every transport: ibv_post_recv, the WQE ring, completions (one CQ lock
+ * per batch) and flush. What lands in a WQE is the transport's business. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,9 +129,9 @@ int dpv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	max_sge = rq->max_sge;
 	if (dpv__qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL || qp->no_rq)
 		rc = EINVAL;                 /* receives come from an SRQ (XRC: the one named) */
-	/* in locals: the stores into the ring cannot be taken for changes to them. First the
-	 * common WR (one SGE into an RQ of max_sge 1: the SGE in the WQE), as long as they come;
-	 * the loop after it takes any WR and finds what is wrong with one */
+	/* in locals: ring stores cannot alias them. The common WR (one SGE, max_sge 1) first;
+	 * the general loop after it finds what is wrong with a WR */
+
 	if (likely(rc == 0 && rows == NULL)) {
 		for (; wr != NULL; wr = wr->next) {
 			struct dpv_rwqe *w = &wqe[head & ring];

@@ -6,10 +6,9 @@
  * [done, sent):  executed by the transport, waiting for it to release the WR (RAW: the port
  *                gave back its buffers; RC: acknowledged);
  * [sent, head):  posted, not yet executed (port queue full, or the QP in SQD).
- * Completions are written in order, so a CQE always follows the release of every earlier WR.
- * In service mode the posting thread writes a descriptor per WR (dpv_svc_desc) and the
- * service side alone writes the WQEs: [sent, built) are WRs it took from their descriptors
- * and built frames for, [built, head) still descriptors. */
+ * Completions are written in order. In service mode the service side alone writes the WQEs,
+ * from descriptors: [sent, built) built, [built, head) still descriptors. */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

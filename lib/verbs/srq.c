@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared receive queues: ibv_create_srq(_ex), ibv_modify_srq, ibv_query_srq, ibv_post_srq_recv,
- * ibv_destroy_srq. An SRQ is a ring of receive WQEs (struct dpv_rq, as a QP's own). A QP
- * created with one keeps a small ring of its own, empty until a message needs a WQE: then
- * the SRQ's oldest WQE moves into it (dpv__srq_take), and from there on it is that QP's work,
- * filled and completed by the QP's transport exactly as one posted to the QP, and flushed
- * with the QP's other work when the QP goes to ERR — never the SRQ's other consumers'.
- * Limit: armed by ibv_modify_srq(IBV_SRQ_LIMIT), it fires IBV_EVENT_SRQ_LIMIT_REACHED once,
- * when a take leaves fewer WQEs than the limit, and disarms (the man page; rxe and mlx5). */
+/* Shared receive queues. A QP created with an SRQ keeps a small ring of its own; when a
+ * message needs a WQE the SRQ's oldest moves into it (dpv__srq_take) and is that QP's work
+ * from then on, flushed with it at ERR. The limit, once armed, fires SRQ_LIMIT_REACHED once
+ * when a take leaves fewer WQEs, and disarms (the man page; rxe and mlx5). */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -29,8 +29,7 @@ struct dpv_cqe {
 	bool solicited;            /* wakes a CQ armed for solicited completions only */
 };
 
-/* When a completion was written (a CQ created with a timestamp wc_flag keeps one per ring
- * entry, beside the ring: the 64-byte CQE stays one cache line). */
+/* When a completion was written; kept beside the ring, so a CQE stays one cache line. */
 struct dpv_cqe_ts {
 	uint64_t tsc;              /* the TSC: hca_core_clock counts it (device.c) */
 	uint64_t wall_ns;          /* CLOCK_REALTIME, with _WALLCLOCK only */
@@ -44,9 +43,7 @@ struct dpv_channel {
 	unsigned int linger;               /* short naps left in ibv_get_cq_event (cq.c) */
 };
 
-/* struct ibv_cq is the head of struct ibv_cq_ex (verbs.h's ibv_cq_ex_to_cq is a cast), so
- * every CQ carries the extended one: a CQ of ibv_create_cq_ex is the same object as any other,
- * polled from the same ring (cq_ex.c). */
+/* Every CQ carries an ibv_cq_ex (ibv_cq_ex_to_cq is a cast): one object and ring for both. */
 struct dpv_cq {
 	union {
 		struct ibv_cq ibcq;
@@ -68,9 +65,8 @@ struct dpv_cq {
 	unsigned int events_pending;   /* events returned by ibv_get_cq_event, not yet acked */
 	uint32_t id;                   /* for telemetry (/dpverbs/cq,<id>) */
 	unsigned int polls;            /* polls that found completions (progress every 16th) */
-	/* the port's receive queues that fed it lately (bit q: queue q; learnt by the receive
-	 * path in rxq_seen, taken over by its poller in rxq_home, which polls them at every
-	 * round), and each queue's poll count when its poller last looked (progress.c) */
+	/* receive queues that fed it lately (bit q: queue q): learnt in rxq_seen by the
+	 * receive path, taken into rxq_home by the poller (progress.c) */
 	uint64_t rxq_home;
 	unsigned int rx_rounds;
 	uint32_t rxq_polls[64];
@@ -78,13 +74,11 @@ struct dpv_cq {
 	uint64_t completions;          /* CQEs written */
 	uint64_t cyc_poll, polled;     /* with cycle_stats: ibv_poll_cq's cycles, CQEs taken */
 	TAILQ_ENTRY(dpv_cq) all_next;  /* every CQ of the process (telemetry.c) */
-	/* ibv_cq_ex: the completion ibv_start_poll/ibv_next_poll took (the ibv_wc_read_*
-	 * accessors read it), and the poll session's lock (start_poll to end_poll) */
+	/* ibv_cq_ex: the completion the poll session took, and the session's lock */
 	struct ibv_wc cur;
 	struct dpv_cqe_ts cur_ts;
 	uint64_t wc_flags;             /* the IBV_WC_EX_WITH_* fields asked for */
-	/* completion timestamps (ibv_create_cq_ex with a timestamp wc_flag): ts[i] is when
-	 * ring[i] was written; NULL without. Never earlier than the one before (last_tsc). */
+	/* timestamps: ts[i] is when ring[i] was written (NULL: none); monotonic (last_tsc) */
 	struct dpv_cqe_ts *ts;
 	bool ts_wall;
 	uint64_t last_tsc;
@@ -107,11 +101,9 @@ int dpv__cq_push_sends(struct dpv_cq *cq, struct dpv_qp *qp, const uint32_t *slo
 		       unsigned int n);
 /* @n completions in order under one lock; -ENOSPC (and IBV_EVENT_CQ_ERR) if they overran. */
 int dpv__cq_push_many(struct dpv_cq *cq, const struct dpv_cqe *cqe, unsigned int n);
-/* Successful receive completions (IBV_WC_RECV) of one QP written in place, as a burst is
- * delivered (the receive fast path): dpv__cq_recv_open takes the CQ lock and returns how many
- * fit; dpv__cq_recv_put writes one (at most that many); dpv__cq_recv_close publishes them,
- * fires an armed CQ and releases the lock: -ENOSPC (and IBV_EVENT_CQ_ERR) if @wanted
- * completions did not all fit. */
+/* Receive completions of one QP written in place as a burst is delivered: _open takes the
+ * CQ lock and returns how many fit; _put writes one; _close publishes them, fires an armed
+ * CQ and unlocks: -ENOSPC (and IBV_EVENT_CQ_ERR) if @wanted did not all fit. */
 struct dpv_cq_recv {
 	struct dpv_cq *cq;
 	struct dpv_qp *qp;
@@ -150,15 +142,13 @@ uint64_t dpv__core_clock_khz(void);
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
-/* One successful receive completion written into entry @e of @w's ring (dpv__cq_recv_put
- * moves on to the next; a writer that knows how far the ring goes on walks it itself). */
+/* One successful receive completion written into entry @e of @w's ring. */
 static inline void dpv__cq_recv_fill(const struct dpv_cq_recv *w, struct dpv_cqe *e,
 				     uint64_t wr_id, uint32_t len, unsigned int flags)
 {
 #if defined(__SSE4_1__)
-	/* dpv__cqe_fill's fields in four 16-byte stores (the ring's entries are aligned), two
-	 * of them dpv__cq_recv_open's templates, and three 4- or 8-byte ones over them: fewer
-	 * instructions than the 13 stores the compiler makes of the struct */
+	/* four aligned 16-byte stores (two from _open's templates) and three small ones over
+	 * them: fewer instructions than the 13 stores the compiler makes of the struct */
 	__m128i *v = (__m128i *)(void *)e;
 
 	_Static_assert(offsetof(struct ibv_wc, opcode) == 12 &&
@@ -193,8 +183,8 @@ static inline void dpv__cq_recv_put(struct dpv_cq_recv *w, uint64_t wr_id, uint3
 	w->at = e + 1 == w->end ? w->ring : e + 1;
 }
 
-/* The receive path delivered frames of queue @q to @cq: @cq's poller learns where they come
- * from (a line written only when a queue is new to it). */
+/* The receive path delivered frames of queue @q to @cq (written only when @q is new). */
+
 static inline void dpv__cq_rxq_seen(struct dpv_cq *cq, const struct dpv_rxq *q)
 {
 	uint64_t bit = 1ull << (q->id & 63);

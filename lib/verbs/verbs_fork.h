@@ -12,9 +12,8 @@
 
 struct dpv_mr;
 
-/* Fork protection (fork.c): with ibv_fork_init, the pages of every MR outside DPDK's heap
- * are MADV_DONTFORK while an MR holds them; without it, the first MR makes ibv_fork_init too
- * late (EINVAL). */
+/* Pages of MRs outside DPDK's heap are MADV_DONTFORK while held (with ibv_fork_init). */
+
 int dpv__fork_mr_hold(struct dpv_mr *mr);
 void dpv__fork_mr_drop(struct dpv_mr *mr);
 /* ibv_dontfork_range / ibv_dofork_range: 0 or a negative errno. */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Memory regions, memory windows and the range sets behind them (mr.c, mw.c, range.c): the
- * lkey table and rkey hash every SGE and remote access is checked against, and the DMA
- * ranges an MR needs mapped for the NICs. */
+/* Memory regions, memory windows and their range sets (mr.c, mw.c, range.c): the lkey table
+ * and rkey hash every access is checked against, and the DMA ranges MRs need mapped. */
 #ifndef DPV_VERBS_MR_H
 #define DPV_VERBS_MR_H
 
@@ -53,9 +52,8 @@ struct dpv_mr_table {
 };
 #define DPV_RKEY_BUCKETS 4096
 
-/* The bucket of an rkey in both hashes: by its index (the 24 bits above the 8-bit tag that
- * ibv_inc_rkey changes), so that a window keeps its bucket when it is bound again and an
- * index is unique in the context, MR or window. */
+/* An rkey's bucket: its index (the 24 bits above ibv_inc_rkey's tag), so a window keeps its
+ * bucket when bound again. */
 static inline uint32_t dpv__rkey_bucket(uint32_t rkey)
 {
 	uint32_t index = rkey >> 8;
@@ -121,8 +119,7 @@ static inline struct dpv_mr *dpv__mr_range(struct dpv_mr *mr, uint64_t addr, uin
 	return mr;
 }
 
-/* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). Inline:
- * every non-inline SGE of every send and receive looks its MR up. */
+/* The MR of @lkey in @pd containing [addr, addr + len), or NULL (a protection error). */
 static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_pd *pd,
 					   uint32_t lkey, uint64_t addr, uint32_t len,
 					   uint8_t **va)
@@ -139,9 +136,9 @@ static inline struct dpv_mr *dpv__mr_lookup(struct dpv_context *ctx, struct dpv_
 	return dpv__mr_range(mr, addr, len, va);
 }
 
-/* A set of page-rounded, reference-counted ranges that never overlap (range.c): @add makes a
- * new range so (0 or a negative errno), @del undoes it when its last reference goes (@live
- * false: at shutdown, the devices are gone). */
+/* Page-rounded, reference-counted, non-overlapping ranges (range.c): @add maps a new range
+ * (0 or a negative errno), @del unmaps it at its last reference (@live false: at shutdown). */
+
 struct dpv_range_set {
 	pthread_mutex_t lock;
 	struct dpv_range **ranges;     /* sorted by start */

@@ -8,10 +8,8 @@
 
 struct dpv_wqe;
 
-/* Packet pacing (IBV_QP_RATE_LIMIT, ibv_modify_qp_rate_limit): a token bucket of bytes the
- * transport takes a WR's length from before handing its frames to the port, refilled from
- * the TSC; kbps 0: no pacing. Changed under the QP's control lock; used by whoever kicks
- * the SQ (the posting thread, a poller, the service lcore), under the QP's (service) lock. */
+/* A QP's token bucket (kbps 0: no pacing). Changed under the QP's control lock; used by
+ * whoever kicks the SQ under the QP's (service) lock. */
 struct dpv_pace {
 	uint32_t kbps;
 	uint32_t burst;            /* bytes the bucket holds when full */
@@ -23,13 +21,12 @@ struct dpv_pace {
 #define DPV_PACE_MIN_KBPS 1u
 #define DPV_PACE_MAX_KBPS 400000000u     /* 400 Gb/s */
 
-/* Packet pacing (pace.c): set the rate (0: none) and bucket size (0: 1 ms at the rate, at
- * least @frame bytes, the QP's largest frame); -EINVAL outside packet_pacing_caps. How many
- * of the @n WRs @w[] (in SQ order) may go to the port now. */
+/* Set the rate (0: none) and bucket (0: 1 ms at the rate, at least @frame bytes, the QP's
+ * largest frame); -EINVAL outside packet_pacing_caps. */
 int dpv__pace_set(struct dpv_pace *p, uint32_t kbps, uint32_t burst, uint32_t frame);
+/* How many of the @n WRs @w[] (in SQ order) may go to the port now. */
 uint16_t dpv__pace_take(struct dpv_pace *p, struct dpv_wqe *const *w, uint16_t n);
-/* The same at TSC @now (the unit test's clock): the bucket refilled for the time since the
- * last refill (none if @now is not later), then WRs taken while it is above 0. */
+/* The same at TSC @now (the unit test's clock). */
 uint16_t dpv__pace_take_at(struct dpv_pace *p, uint64_t now, struct dpv_wqe *const *w,
 			   uint16_t n);
 /* Give back what dpv__pace_take took for @n WRs the port did not take after all. */

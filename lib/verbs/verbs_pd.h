@@ -29,10 +29,10 @@ struct dpv_pd {
 	void *pd_context;
 };
 
-/* A zeroed, cache-aligned ring of @size bytes for a queue: from @pd's allocator when @pd is a
- * parent domain with one (resource_type @type, enum dpv_alloc_resource; *@custom true), else
- * dpverbs' own (the allocator answered IBV_ALLOCATOR_USE_DEFAULT, or there is none). NULL:
- * out of memory (or the allocator's pointer not 8-byte aligned: given back). */
+/* A zeroed, cache-aligned queue ring of @size bytes: from @pd's parent-domain allocator
+ * (resource @type; *@custom true) unless it answers IBV_ALLOCATOR_USE_DEFAULT or there is
+ * none. NULL: out of memory (or the allocator's pointer misaligned: given back). */
+
 void *dpv__qbuf_alloc(struct dpv_pd *pd, size_t size, uint64_t type, bool *custom);
 /* Give back what dpv__qbuf_alloc gave (@custom as it said); NULL is nothing. */
 void dpv__qbuf_free(struct dpv_pd *pd, void *p, uint64_t type, bool custom);

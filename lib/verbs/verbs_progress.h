@@ -15,18 +15,16 @@ struct dpv_cq;
 struct dpv_qp;
 struct rte_mbuf;
 
-/* Progress (progress.c): receive what @dev's port has and give it to the transports; every
- * QP of @ctx (those in a thread domain only from their own CQs, @polled, or a CQ on
- * @waited) and the port of its device, as polling any of its CQs does. */
+/* Receive what @dev's port has; progress every QP of @ctx (those in a thread domain only
+ * from their own CQs, @polled, or a CQ on @waited) and its port, as polling a CQ does. */
 void dpv__port_rx_poll(struct dpv_device *dev);
 /* Receive queue @q of @dev's port, one burst if nobody else polls it now. */
 void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
 /* The port's timers (RC's ACK and RNR timers), unless a receive queue is held by a poller
  * that made no progress since the last look: returns how many fired. */
 unsigned int dpv__device_timers_poll(struct dpv_device *dev);
-/* Set by a thread that polls ports only now and then (the keeper, a resolve waiting for a
- * reply): its polls deliver, but never make it a queue's poller, to which the threads
- * polling CQs would then leave the queue (progress.c, cq_rx_poll). */
+/* Set by a thread that polls ports only now and then (the keeper, a resolve): its polls
+ * never make it a queue's poller, to which CQ pollers would leave the queue. */
 extern __thread bool dpv__rx_visiting;
 
 /* The port's receive queues' poll counts, summed (someone polled the port since). */
@@ -42,14 +40,13 @@ void dpv__context_progress(struct dpv_context *ctx, struct dpv_cq *polled,
 			  const struct ibv_comp_channel *waited);
 void dpv__context_qp_add(struct dpv_context *ctx, struct dpv_qp *qp);
 void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
-/* Wait until no thread is inside @dev's receive side (a burst holds its queue's lock while it
- * works, a transport without port_rx_queue the rx_lock too): what was unpublished before (a
- * steering table, a QP number) is no longer seen by anyone. Not from a receive path. */
+/* Wait until no thread is inside @dev's receive side: what was unpublished before (a
+ * steering table, a QP number) is seen by nobody. Not from a receive path. */
 void dpv__device_rx_quiesce(struct dpv_device *dev);
 
-/* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
- * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took
- * (a full ring takes fewer: the caller keeps the rest, as when a port queue is full). */
+/* Loopback: the ring of frames @dev's port receives from itself, created once; -ENOMEM.
+ * dpv__device_loopback returns how many frames it took (the caller keeps the rest). */
+
 int dpv__device_loop_init(struct dpv_device *dev);
 unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n);
 /* Free what the ring still holds, and the ring (the ports are closing). */

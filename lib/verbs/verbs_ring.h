@@ -19,8 +19,7 @@ struct dpv_mr;
 struct dpv_pd;
 struct dpv_qp;
 
-/* A posted send WR. It completes (in order) once its transport set released: RAW when no
- * frame holds its memory any more, RC (later) when acknowledged. */
+/* A posted send WR; it completes, in order, once its transport released it. */
 struct dpv_wqe {
 	uint64_t wr_id;
 	void *frame;               /* the transport's: RAW's built frame not yet sent */
@@ -33,17 +32,14 @@ struct dpv_wqe {
 	struct dpv_mr **mrs;       /* its max_sge slots of dpv_sq.mrs */
 };
 
-/* Service mode: a posted WR as the posting thread hands it to the service lcore, 16 bytes
- * (four to a cache line). The posting thread writes a slot's descriptor, data, gather list
- * and MRs, and nothing else of the SQ but post and head; the service side writes the WQE
- * ring (from the descriptors, when it takes them), sent, done and built: no cache line is
- * written from both cores. */
+/* Service mode: a posted WR handed to the service lcore, 16 bytes. The posting thread writes
+ * a slot's descriptor, data, gather list and MRs, and of the SQ only post and head; the
+ * service side writes the WQE ring, sent, done and built: no line is written by both cores. */
 struct dpv_svc_desc {
 	uint64_t wr_id;
 	uint32_t len;              /* byte_len */
-	/* dpv__svc_meta(): enum dpv_svc_flags, enum ibv_wc_opcode, the enum ibv_wc_status decided
-	 * while posting, the MRs it holds (DPV_SVC_BUILD) in its slot's mrs; one 32-bit store
-	 * (byte stores may alias anything: the posting loop would reload the QP after each) */
+	/* dpv__svc_meta(): flags, opcode, status, MRs held. One 32-bit store: byte stores may
+	 * alias anything, and the posting loop would reload the QP after each */
 	uint32_t meta;
 };
 
@@ -74,8 +70,7 @@ static inline unsigned int dpv__svc_nb_mr(const struct dpv_svc_desc *d)
 }
 
 enum dpv_svc_flags {
-	/* SIGNALED and IP_CSUM are the send_flags bits: the fast path takes them with a mask */
-	DPV_SVC_SIGNALED = IBV_SEND_SIGNALED,
+	DPV_SVC_SIGNALED = IBV_SEND_SIGNALED,      /* = send_flags bits: taken with a mask */
 	DPV_SVC_IP_CSUM = IBV_SEND_IP_CSUM,        /* with DPV_SVC_COPY */
 	DPV_SVC_COPY = 1 << 5,     /* the whole frame is in the slot's data: copied into an mbuf */
 	DPV_SVC_BUILD = 1 << 6,    /* lib/offload builds it from the slot's dpv_tx_desc */
@@ -83,18 +78,17 @@ enum dpv_svc_flags {
 };
 
 /* Service mode, DPV_SVC_BUILD: what lib/offload builds the frame from, besides the slot's
- * gather list and data copy (inline data, then the TSO header). */
+ * gather list and data. */
 struct dpv_tx_desc {
 	uint32_t flags;            /* enum dpv_tx_flags */
 	uint16_t nseg, mss, tso_hdr_len;
 	struct dpv_hdr_info tso_info;      /* the TSO header as the post-time check parsed it */
 };
 
-/* The cursors sit on cache lines of their writers' own: in service mode the posting thread
- * writes post (per WR) and head (once per list), the service lcore sent, done and built (once
- * per burst), the polling thread freed. A line another core reads while its owner writes it
- * moves at every write (measured: publishing head per WR cost ~1 us per WR between the two
- * vCPUs here). The fields before them are read-only once the QP is set up. */
+/* The cursors sit on cache lines of their writers' own (service mode: the posting thread
+ * post and head, the service lcore sent, done and built, the polling thread freed): a line
+ * read by another core moves at every write (doc/performance.md, "Service mode"). The fields
+ * before them are read-only once the QP is set up. */
 struct dpv_sq {
 	struct dpv_wqe *wqe;
 	struct dpv_pd *buf_pd;     /* the parent domain whose allocator gave wqe, if it did */
@@ -103,11 +97,9 @@ struct dpv_sq {
 	uint32_t max_wr;
 	uint32_t max_sge;
 	struct dpv_mr **mrs;       /* max_sge per slot: the MRs a WR uses until it completes */
-	/* service mode: each slot's descriptor, its gather list (max_sge entries) and build
-	 * parameters (DPV_SVC_BUILD); and a ring of the slots' data — the frame (DPV_SVC_COPY),
-	 * or copies of inline data and the TSO header —, packed in post order in pieces of
-	 * DPV_SVC_DATA_ALIGN bytes, at most data_max bytes a slot, data_cap bytes in all (room for
-	 * every slot's largest and a wrap) */
+	/* service mode: per slot a descriptor, gather list and build parameters; a ring of the
+	 * slots' data (frame, or inline data and TSO header) in post order, data_max a slot,
+	 * data_cap in all */
 	uint32_t data_max, data_cap;
 	struct dpv_svc_desc *desc;
 	struct dpv_tx_desc *desc_tx;
@@ -123,16 +115,13 @@ struct dpv_sq {
 	uint32_t freed __rte_cache_aligned;  /* slots before it are free (ibv_poll_cq moves it) */
 };
 
-/* A slot's data starts on a pair of cache lines of its own: the CPU fetches lines in aligned
- * pairs (the adjacent-line prefetcher), and a service lcore reading the last frame of a list
- * must not pull in the line where the posting thread writes the next list's first frame
- * (measured: packed on single lines, 64-byte non-inline lists of 8 ran at half the rate). */
+/* A slot's data starts on a pair of cache lines of its own: the adjacent-line prefetcher
+ * fetches aligned pairs, and the service lcore must not pull in the line where the posting
+ * thread writes the next list (doc/performance.md, "Service mode"). */
 #define DPV_SVC_DATA_ALIGN 128u
 
-/* Service mode: where @need bytes of slot data go when the data ring's cursor is at @pos
- * (a slot's data never wraps around the ring's end); the cursor then moves to
- * dpv__sq_data_end(). Both sides run these on the same lengths in the same order, the
- * posting thread with data_post, the service side with data_built, so a descriptor needs no
+/* Service mode: where @need bytes of slot data go with the cursor at @pos (never wrapping).
+ * Both sides run this on the same lengths in the same order, so a descriptor needs no
  * offset. */
 static inline uint32_t dpv__sq_data_at(const struct dpv_sq *sq, uint32_t pos, uint32_t need)
 {
@@ -144,7 +133,7 @@ static inline uint32_t dpv__sq_data_end(uint32_t at, uint32_t need)
 	return at + RTE_ALIGN_CEIL(need, DPV_SVC_DATA_ALIGN);
 }
 
-/* The service side takes the data of the descriptor at built (@need bytes): where it is. */
+/* The service side: where the data of the descriptor at built is. */
 static inline const uint8_t *dpv__sq_data_take(struct dpv_sq *sq, uint32_t need)
 {
 	uint32_t at = dpv__sq_data_at(sq, sq->data_built, need);
@@ -153,8 +142,7 @@ static inline const uint8_t *dpv__sq_data_take(struct dpv_sq *sq, uint32_t need)
 	return sq->desc_data + at;
 }
 
-/* A posted receive WQE, 32 bytes: its first scatter entry is here, beside its wr_id, so that
- * a frame's WQE is one read (the receive fast path, lib/raw/raw_recv.c). */
+/* A posted receive WQE; its first scatter entry beside wr_id: one read per frame. */
 struct dpv_rwqe {
 	uint64_t wr_id;
 	struct ibv_sge sge;        /* sge[0] when nsge > 0 */
@@ -162,8 +150,7 @@ struct dpv_rwqe {
 };
 _Static_assert(sizeof(struct dpv_rwqe) == 32, "two receive WQEs per cache line");
 
-/* The receive queue: WQEs in post order, each with its max_sge scatter entries: in the WQE
- * when max_sge is 1, else in rows of @sge (whose first entry the WQE repeats). */
+/* The receive queue; scatter entries in the WQE when max_sge is 1, else in rows of @sge. */
 struct dpv_rq {
 	struct dpv_rwqe *wqe;
 	struct dpv_pd *buf_pd;     /* the parent domain whose allocator gave wqe, if it did */
@@ -192,8 +179,7 @@ static inline void dpv__rq_set_sges(struct dpv_rq *rq, uint32_t slot, const stru
 	rq->wqe[slot].nsge = (uint16_t)nsge;
 }
 
-/* A WR ring's geometry (SQ and RQ alike): a power of two >= @max_wr slots, at least one; the
- * max_wr written back (0 stays 0: no queue); at least one SGE per slot. */
+/* A WR ring's geometry: a power of two >= @max_wr slots (at least one); max_wr 0 stays 0. */
 static inline void dpv__ring_geometry(uint32_t max_wr, uint32_t max_sge, uint32_t *size,
 				     uint32_t *mask, uint32_t *out_wr, uint32_t *out_sge)
 {
@@ -226,8 +212,8 @@ void dpv__sq_complete(struct dpv_qp *qp);
 bool dpv__sq_wait_released(struct dpv_qp *qp, void (*reap)(struct dpv_qp *qp));
 /* Forget every WR (RESET): cursors back to 0. */
 void dpv__sq_clear(struct dpv_sq *sq);
-/* Receive side (rq.c, flow.c). */
 /* A receive ring; its WQEs from @pd's allocator (resource @type) as dpv__sq_init's. */
+
 int dpv__rq_init(struct dpv_rq *rq, struct dpv_pd *pd, uint64_t type, uint32_t max_wr,
 		 uint32_t max_sge);
 void dpv__rq_fini(struct dpv_rq *rq);

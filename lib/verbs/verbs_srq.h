@@ -17,9 +17,7 @@
 struct dpv_cq;
 struct dpv_pd;
 
-/* An SRQ: a ring of receive WQEs (struct dpv_rq, as a QP's own) that the QPs created with it
- * (or, XRC, the messages naming it) take from, one WQE when a message needs one; the WQE
- * moves into the taking QP's own ring and is that QP's work from then on. */
+/* An SRQ: a ring of receive WQEs; a QP takes one when a message needs it, into its own ring. */
 struct dpv_srq {
 	struct ibv_srq ibsrq;
 	struct dpv_context *ctx;
@@ -39,9 +37,9 @@ static inline struct dpv_srq *to_dsrq(struct ibv_srq *s)
 	return container_of_safe(s, struct dpv_srq, ibsrq);
 }
 
-/* Move the oldest WQE of @srq into @qp's own ring (where the transport fills and completes
- * it); the SRQ's limit event when that took it below its armed limit. QP lock held. -ENOENT:
- * the SRQ is empty; -ENOSPC: @qp's ring is full. */
+/* Move the oldest WQE of @srq into @qp's ring (the limit event when it goes below an armed
+ * limit). QP lock held. -ENOENT: the SRQ is empty; -ENOSPC: @qp's ring is full. */
+
 int dpv__srq_take(struct dpv_qp *qp, struct dpv_srq *srq);
 
 /* Is there a receive WQE for the next message of @qp: its own, or one taken from its SRQ? */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The post-time checks of ibv_post_send(3), as one table shared by every QP type. Pure logic:
- * no DPDK, no QP state, so transports added later reuse it unchanged and tests call it
- * directly. Functions return 0 or a negative errno. */
+/* The post-time checks of ibv_post_send(3), one table for every QP type. Pure logic (no DPDK,
+ * no QP state): tests call it directly. Functions return 0 or a negative errno. */
 #ifndef DPV_WR_CHECK_H
 #define DPV_WR_CHECK_H
 
@@ -28,9 +27,9 @@ struct dpv_wr_limits {
 int dpv__wr_check_basic(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
 		       uint64_t len);
 
-/* Frame size, TSO header and atomic operand checks (the rows after "SQ full"). @l2 holds the
- * frame's first @l2_len bytes (to count VLAN tags), or NULL when they cannot be read. A TSO
- * WR's parsed header goes to @tso_info (may be NULL), so that nobody parses it again. */
+/* Frame size, TSO header and atomic operand checks (the rows after "SQ full"). @l2: the
+ * frame's first @l2_len bytes (VLAN tags), or NULL. A TSO header parsed goes to @tso_info. */
+
 int dpv__wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_wr *wr,
 		       uint64_t len, const uint8_t *l2, uint32_t l2_len,
 		       struct dpv_hdr_info *tso_info);

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* XRC domains (ibv_open_xrcd, ibv_close_xrcd) and the numbers of XRC SRQs. A domain opened
- * with fd -1 is new and private to its handle; one opened with a file is the domain of that
- * file's inode (st_dev, st_ino) on the device: every open of the same inode in the process
- * returns a handle of the same domain (O_CREAT creates it when there is none, O_EXCL refuses
- * an existing one, as the kernel's uverbs). Between processes the inode names the domain too,
- * but a dpverbs port belongs to one process, so no object is shared across them
- * (doc/semantics.md). XRC SRQs get a number from a table of the process (ibv_get_srq_num),
- * which the RoCE receive side reads to find the SRQ an XRCETH names. */
+/* XRC domains and XRC SRQ numbers. fd -1 opens a new private domain; a file opens its
+ * inode's domain on the device, shared by every open in the process (O_CREAT, O_EXCL as the
+ * kernel's uverbs); nothing is shared across processes (doc/semantics.md). The SRQ number
+ * table is what the RoCE receive side reads to find the SRQ an XRCETH names. */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "dpv_test_wr.h"
+
 #define RQ 512
 #define MAX_SIZE (1u << 20)
 
@@ -175,7 +177,7 @@ static double run(struct bench *b, bool send, uint32_t size, long n, uint32_t ba
 	struct ibv_cq *cq_b = ibv_create_cq(b->ctx, 2048, NULL, NULL, 0);
 	long sent = 0, done = 0, received = 0;
 	struct ibv_sge sge = { (uintptr_t)b->buf, size, b->mr->lkey };
-	struct ibv_send_wr wr[64], *bad;
+	struct ibv_send_wr wr[64];
 	struct ibv_wc wc[64];
 	struct ibv_qp *qa, *qb;
 	double t0;
@@ -201,16 +203,11 @@ static double run(struct bench *b, bool send, uint32_t size, long n, uint32_t ba
 				.opcode = send ? IBV_WR_SEND : IBV_WR_RDMA_WRITE,
 				.wr.rdma = { .remote_addr = (uintptr_t)(b->buf + MAX_SIZE),
 					     .rkey = b->mr->rkey } };
-			if (k > 0)
-				wr[k - 1].next = &wr[k];
 			k++;
 			sent++;
 		}
-		if (k > 0) {
-			wr[k - 1].send_flags = IBV_SEND_SIGNALED;
-			if (ibv_post_send(qa, wr, &bad) != 0)
-				die("ibv_post_send");
-		}
+		if (test_post_list(qa, wr, (int)k) != 0)
+			die("ibv_post_send");
 		/* one signaled WR completes its whole list (a list's WRs complete in order) */
 		c = ibv_poll_cq(cq_a, 64, wc);
 		if (c < 0 || check(wc, c, "requester") != 0)

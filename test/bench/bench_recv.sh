@@ -18,21 +18,12 @@
 # Not a test: it never fails on a number.
 set -u
 bench=$1
-secs=${DPV_BENCH_SECONDS:-4}
 rounds=${DPV_BENCH_ROUNDS:-3}
 plot=${DPV_BENCH_RECV_PLOT:-bench-recv.png}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+. "$(dirname "$0")/bench_lib.sh"
 
 testpmd_run() {
-	timeout -s INT $((secs + 2)) dpdk-testpmd -l 0-1 --no-pci --vdev="$1" --in-memory \
-		--file-prefix=dpv-bench-tpmd-$$ --log-level=lib.eal:error -- --forward-mode=rxonly \
-		--burst="$2" --nb-cores=1 --stats-period=1 --auto-start --no-lsc-interrupt 2>/dev/null |
-		awk '/Rx-pps:/ {n++; if (n > 1) printf "%.3f\n", $2 / 1e6}'
-	rm -rf "/var/run/dpdk/dpv-bench-tpmd-$$"
+	tpmd_rates Rx-pps "-l 0-1 --vdev=$1" "--forward-mode=rxonly --burst=$2 --nb-cores=1"
 }
 
 # testpmd's CPU ns per packet: task-clock and packets of a 6 s run minus those of a 3 s one

@@ -11,12 +11,8 @@
 # they scale. Not a test: it never fails on a number.
 set -u
 bench=$1
-secs=${DPV_BENCH_SECONDS:-4}
 rounds=${DPV_BENCH_ROUNDS:-3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
+. "$(dirname "$0")/bench_lib.sh"
 
 command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found"; exit 77; }
 # the pcap files: 64 UDP flows to 02:00:00:00:00:0a + queue (dpv-bench -T's rules)
@@ -78,12 +74,8 @@ for n in 1 2; do
 			"$bench" -m recv -T "$n" -t "$secs" 2>/dev/null > "$tmp/out"
 		awk '/^Mpps/ {print $2}' "$tmp/out" | tail -n +2 | median >> "$tmp/d"
 		awk '/^cpu-ns/ {print $2}' "$tmp/out" >> "$tmp/dc"
-		timeout -s INT $((secs + 2)) dpdk-testpmd --lcores="0@0,1@0,2@1" --no-pci \
-			--vdev="$(vdev $n)" --in-memory --file-prefix=dpv-bench-q-$$ \
-			--log-level=lib.eal:error -- --forward-mode=rxonly --rxq="$n" --txq="$n" \
-			--nb-cores="$n" --stats-period=1 --auto-start --no-lsc-interrupt 2>/dev/null |
-			awk '/Rx-pps:/ {n++; if (n > 1) printf "%.3f\n", $2 / 1e6}' | median >> "$tmp/t"
-		rm -rf "/var/run/dpdk/dpv-bench-q-$$"
+		tpmd_rates Rx-pps "--lcores=0@0,1@0,2@1 --vdev=$(vdev $n)" \
+			"--forward-mode=rxonly --rxq=$n --txq=$n --nb-cores=$n" | median >> "$tmp/t"
 	done
 	printf "%-34s %10s %12s\n" "dpverbs, $n queue(s), $n thread(s)" "$(median < "$tmp/d")" \
 		"$(median < "$tmp/dc")"

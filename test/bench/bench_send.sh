@@ -12,23 +12,14 @@
 # Not a test: it never fails on a number. DPV_BENCH_SECONDS, DPV_BENCH_ROUNDS shorten it.
 set -u
 bench=$1
-secs=${DPV_BENCH_SECONDS:-4}
 rounds=${DPV_BENCH_ROUNDS:-3}
 plot=${DPV_BENCH_PLOT:-bench-burst.png}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+. "$(dirname "$0")/bench_lib.sh"
 
 # testpmd: forwarding on lcore 1, its stats every second; the first sample is the ramp-up.
 testpmd_run() {
-	timeout -s INT $((secs + 2)) dpdk-testpmd -l 0-1 --no-pci --vdev=net_null0 --in-memory \
-		--file-prefix=dpv-bench-tpmd-$$ --log-level=lib.eal:error -- \
-		--forward-mode=txonly --txpkts="$1" --burst="$2" --nb-cores=1 --stats-period=1 \
-		--auto-start --no-lsc-interrupt 2>/dev/null |
-		awk '/Tx-pps:/ {n++; if (n > 1) printf "%.3f\n", $2 / 1e6}'
-	rm -rf "/var/run/dpdk/dpv-bench-tpmd-$$"     # testpmd leaves its runtime directory
+	tpmd_rates Tx-pps "-l 0-1 --vdev=net_null0" \
+		"--forward-mode=txonly --txpkts=$1 --burst=$2 --nb-cores=1"
 }
 
 # dpv-bench on lcore 1 too, so both run on the same core; EAL_LCORES adds a service lcore.

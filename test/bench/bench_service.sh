@@ -9,13 +9,8 @@
 # on lcore 0 (idle in direct mode). Not a test: it never fails on a number.
 set -u
 bench=$1
-secs=${DPV_BENCH_SECONDS:-4}
 rounds=${DPV_BENCH_ROUNDS:-5}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
-spread() { sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
+. "$(dirname "$0")/bench_lib.sh"
 
 run() {
 	DPV_EAL_ARGS="--vdev=net_null0 -l 1,0 --log-level=lib.eal:error" \

@@ -11,6 +11,7 @@
 #include <getopt.h>
 
 #include "dpv_test_ud.h"
+#include "dpv_test_wr.h"
 
 #define QKEY 0x77
 #define RQ 512
@@ -116,28 +117,21 @@ int main(int argc, char **argv)
 	post_recvs(qr, RQ, 16384);
 	t0 = test_now();
 	while (got < n) {
-		struct ibv_send_wr wr[64], *bad;
+		struct ibv_send_wr wr[64];
 		struct ibv_sge sge = { (uintptr_t)buf, size, mr->lkey };
 		int k = 0;
 
 		for (uint32_t i = 0; i < batch && sent < n && sent - got < RQ - (long)batch; i++) {
 			wr[k] = (struct ibv_send_wr){ .wr_id = (uint64_t)sent, .sg_list = &sge,
 						      .num_sge = 1, .opcode = IBV_WR_SEND,
-						      .send_flags = i == batch - 1 ?
-								    IBV_SEND_SIGNALED : 0,
 						      .wr.ud = { .ah = ah, .remote_qpn = qr->qp_num,
 								 .remote_qkey = QKEY } };
-			if (k > 0)
-				wr[k - 1].next = &wr[k];
 			k++;
 			sent++;
 		}
-		if (k > 0) {
-			wr[k - 1].send_flags = IBV_SEND_SIGNALED;
-			if (ibv_post_send(qs, wr, &bad) != 0) {
-				fprintf(stderr, "post_send: %s\n", strerror(errno));
-				return 1;
-			}
+		if (test_post_list(qs, wr, k) != 0) {
+			fprintf(stderr, "post_send: %s\n", strerror(errno));
+			return 1;
 		}
 		ibv_poll_cq(scq, 64, wc);
 		c = ibv_poll_cq(rcq, 64, wc);

@@ -193,9 +193,8 @@ static int receive(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr, uint
 	}
 }
 
-/* The receiving QP's flows: one ALL_DEFAULT (@n 0), or @n NORMAL ones on destination MACs,
- * the last of them net_null's (all zeros). */
-static int recv_flows(struct ibv_qp *qp, struct ibv_flow **flow, int n)
+/* A NORMAL rule steering frames to destination MAC @mac to @qp. */
+static struct ibv_flow *dmac_flow(struct ibv_qp *qp, const uint8_t mac[6])
 {
 	struct {
 		struct ibv_flow_attr attr;
@@ -207,19 +206,27 @@ static int recv_flows(struct ibv_qp *qp, struct ibv_flow **flow, int n)
 			 .mask.dst_mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
 	};
 
+	memcpy(r.eth.val.dst_mac, mac, 6);
+	return ibv_create_flow(qp, &r.attr);
+}
+
+/* The receiving QP's flows: one ALL_DEFAULT (@n 0), or @n NORMAL ones on destination MACs,
+ * the last of them net_null's (all zeros). */
+static int recv_flows(struct ibv_qp *qp, struct ibv_flow **flow, int n)
+{
+	struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),
+				     .port = 1 };
+
 	if (n == 0) {
-		r.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
-		r.attr.num_of_specs = 0;
-		r.attr.size = sizeof(r.attr);
-		flow[0] = ibv_create_flow(qp, &r.attr);
+		flow[0] = ibv_create_flow(qp, &all);
 		return flow[0] == NULL ? -1 : 0;
 	}
 	for (int i = 0; i < n; i++) {
-		r.eth.val.dst_mac[0] = 2;
-		r.eth.val.dst_mac[5] = (uint8_t)(i + 1);
+		uint8_t mac[6] = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) };
+
 		if (i == n - 1)
-			memset(r.eth.val.dst_mac, 0, 6);
-		flow[i] = ibv_create_flow(qp, &r.attr);
+			memset(mac, 0, 6);
+		flow[i] = dmac_flow(qp, mac);
 		if (flow[i] == NULL)
 			return -1;
 	}
@@ -247,16 +254,7 @@ static void *recv_thread_main(void *arg)
 	uint8_t *bufs = aligned_alloc(4096, (size_t)DEPTH * 2048);
 	struct ibv_mr *mr = cq && bufs ? ibv_reg_mr(pd, bufs, (size_t)DEPTH * 2048,
 						    IBV_ACCESS_LOCAL_WRITE) : NULL;
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-	} r = {
-		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(r), .num_of_specs = 1,
-			  .port = 1 },
-		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(r.eth),
-			 .val.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(0x0a + t->index) },
-			 .mask.dst_mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
-	};
+	const uint8_t mac[6] = { 2, 0, 0, 0, 0, (uint8_t)(0x0a + t->index) };
 	struct ibv_sge sge[DEPTH];
 	struct ibv_recv_wr wr[DEPTH], *bad, *list = NULL, **tail = &list;
 	struct ibv_wc wc[64];
@@ -272,7 +270,7 @@ static void *recv_thread_main(void *arg)
 	qp = bench_qp(ctx, pd, cq, (struct ibv_qp_cap){ .max_recv_wr = DEPTH, .max_recv_sge = 1,
 							 .max_send_wr = 1, .max_send_sge = 1 },
 		      DPV_PROGRESS_DIRECT, false);
-	flow = ibv_create_flow(qp, &r.attr);
+	flow = dmac_flow(qp, mac);
 	for (int i = 0; i < DEPTH; i++) {
 		sge[i] = (struct ibv_sge){ (uintptr_t)bufs + (size_t)i * 2048, 2048, mr->lkey };
 		wr[i] = (struct ibv_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &sge[i], .num_sge = 1,

@@ -19,6 +19,23 @@ run() {
 	rc=$?
 }
 
+# in_pcap COUNT LAYERS: $dir/in.pcap, COUNT frames from 02:00:00:00:00:aa to ..:bb, frame i
+# Ether() / LAYERS (a Python expression of i in scapy's names)
+in_pcap() {
+	/usr/bin/python3 - "$dir/in.pcap" "$1" "$2" <<'PY' 2>/dev/null
+import sys
+from scapy.all import Ether, IP, UDP, Raw, wrpcap
+wrpcap(sys.argv[1], [Ether(src='02:00:00:00:00:aa', dst='02:00:00:00:00:bb') /
+                     eval('(' + sys.argv[3] + ')', globals(), {'i': i}) for i in range(int(sys.argv[2]))])
+PY
+}
+
+# pcap_ports NAME: EAL arguments of two net_pcap ports, port 0 reading $dir/in.pcap, port 1
+# writing what it sends to $dir/NAME.pcap
+pcap_ports() {
+	echo "--vdev=net_pcap0,rx_pcap=$dir/in.pcap,tx_pcap=/dev/null --vdev=net_pcap1,tx_pcap=$dir/$1.pcap"
+}
+
 # the output of one command of a run: the lines after "FILE> CMD" up to the next command
 out_of() {
 	awk -v c="$2" '/\.cmd> / { i = index($0, ".cmd> "); f = !d && substr($0, i + 6) == c;

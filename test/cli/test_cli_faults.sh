@@ -11,19 +11,12 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 - "$dir/in.pcap" <<'PY' 2>/dev/null
-import sys
-from scapy.all import Ether, IP, UDP, Raw, wrpcap
-wrpcap(sys.argv[1], [Ether(src='02:00:00:00:00:aa', dst='02:00:00:00:00:bb') /
-                     IP(src='10.0.0.1', dst='10.0.0.2') / UDP(sport=1000 + i, dport=9) /
-                     Raw(bytes([i]) * 100) for i in range(40)])
-PY
-ports() { echo "--vdev=net_pcap0,rx_pcap=$dir/in.pcap,tx_pcap=/dev/null --vdev=net_pcap1,tx_pcap=$dir/$1.pcap"; }
+in_pcap 40 "IP(src='10.0.0.1', dst='10.0.0.2') / UDP(sport=1000 + i, dport=9) / Raw(bytes([i]) * 100)"
 hex() { tshark -r "$1" -T fields -e frame.number -x 2>/dev/null; }
 
 for spec in "drop 50% seed 3" "corrupt 1.0" "off"; do
 	name=$(echo "$spec" | cut -d' ' -f1)
-	run "$name" $(ports "$name") -- <<EOF2
+	run "$name" $(pcap_ports "$name") -- <<EOF2
 port faults 0 rx $spec
 set fwd io
 start

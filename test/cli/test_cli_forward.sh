@@ -11,19 +11,12 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/lib.sh"
 
-/usr/bin/python3 - "$dir/in.pcap" <<'PY' 2>/dev/null
-import sys
-from scapy.all import Ether, IP, UDP, Raw, wrpcap
-wrpcap(sys.argv[1], [Ether(src='02:00:00:00:00:aa', dst='02:00:00:00:00:bb') /
-                     IP(src='10.0.0.1', dst='10.0.0.2', chksum=0x1234) /
-                     UDP(sport=1000 + i, dport=4789, chksum=0x4321) / Raw(b'x' * (20 + i))
-                     for i in range(10)])
-PY
-ports() { echo "--vdev=net_pcap0,rx_pcap=$dir/in.pcap,tx_pcap=/dev/null --vdev=net_pcap1,tx_pcap=$dir/$1.pcap"; }
+in_pcap 10 "IP(src='10.0.0.1', dst='10.0.0.2', chksum=0x1234) /
+	UDP(sport=1000 + i, dport=4789, chksum=0x4321) / Raw(b'x' * (20 + i))"
 hex() { tshark -r "$1" -x 2>/dev/null | cut -c1-54; }
 
 for mode in io mac csum rxonly; do
-	run $mode $(ports $mode) -- <<EOF2
+	run $mode $(pcap_ports $mode) -- <<EOF2
 set fwd $mode
 start count 10
 wait 5

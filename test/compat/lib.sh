@@ -120,6 +120,27 @@ pingpong_gids() {
 		"grep -q 'local address:.*GID ::ffff:$3.2' '$dir/-g_1.cli' && grep -q 'remote address:.*GID ::ffff:$3.1' '$dir/-g_1.cli'"
 }
 
+# perftest_up PORT_BASE: both sides of pair_up's veth with 8192 af_packet frames (a frame lost
+# in a short ring would stall an unreliable test), in memory; $port a base for perftest_one
+perftest_up() {
+	eal_a="$eal_a,framecnt=8192 -l 0 --in-memory"
+	eal_b="$eal_b,framecnt=8192 -l $ccpu --in-memory"
+	port=$(($1 + $$ % 10000))
+}
+
+# perftest_one NAME TOOL N ARGS...: perftest's TOOL with ARGS on both sides of the pair (GID
+# index 1, the next $port); checked: the client's result line counts N iterations; that line
+# and its heading printed, prefixed with NAME
+perftest_one() {
+	pt_name=$1; pt_tool=$2; pt_n=$3; shift 3
+	port=$((port + 1))
+	pt_args="-d dpv_net_af_packet0 -x 1 -p $port $*"
+	# shellcheck disable=SC2086
+	run_pair "$pt_name" "$pt_tool" $pt_args -- "$pt_tool" $pt_args 127.0.0.1
+	check "$pt_name: the client's result line" "grep -qE '^ *[0-9]+ +$pt_n ' '$out.cli'"
+	grep -a -E -B1 '^ *[0-9]+ +[0-9]+ ' "$out.cli" | sed "s/^/$pt_name: /"
+}
+
 show() {
 	echo "--- $1 server:"; cat -v "$dir/$1.srv"
 	echo "--- $1 client:"; cat -v "$dir/$1.cli"

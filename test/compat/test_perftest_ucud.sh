@@ -20,18 +20,13 @@ run=$1
 . "$(dirname "$0")/lib.sh"
 require perftest ib_send_bw
 pair_up dpvu 10.75.0
-eal_a="$eal_a,framecnt=8192 -l 0 --in-memory"; eal_b="$eal_b,framecnt=8192 -l $ccpu --in-memory"
-port=$((31000 + $$ % 10000))
+perftest_up 31000
 one() {
 	tool=$1; c=$2; n=$3; shift 3
 	ev=$(echo " $*" | grep -o ' -e$\| -e ')    # completion events (ibv_get_cq_event)
 	name="$tool -c $c${ev% }"
-	port=$((port + 1))
-	args="-d dpv_net_af_packet0 -x 1 -c $c -p $port $*"
-	run_pair "$name" "$tool" $args -- "$tool" $args 127.0.0.1
-	check "$name: the client's result line" "grep -qE '^ *[0-9]+ +$n ' '$out.cli'"
+	perftest_one "$name" "$tool" "$n" -c "$c" "$@"
 	check "$name: the client's connection type" "grep -q 'Connection type : $c' '$out.cli'"
-	grep -a -E -B1 '^ *[0-9]+ +[0-9]+ ' "$out.cli" | sed "s/^/$name: /"
 }
 # uc_rcvd NAME PACKETS: the server's UC QP received every WRITE packet and dropped none (its
 # RC engine's counters, logged at debug level when the QP is destroyed)

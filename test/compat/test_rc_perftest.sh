@@ -17,15 +17,10 @@ run=$1
 . "$(dirname "$0")/lib.sh"
 require perftest ib_write_bw
 pair_up dpvt 10.79.0
-eal_a="$eal_a,framecnt=8192 -l 0 --in-memory"; eal_b="$eal_b,framecnt=8192 -l $ccpu --in-memory"
-port=$((30000 + $$ % 10000))
+perftest_up 30000
 one() {
 	tool=$1; n=$2; shift 2
-	port=$((port + 1))
-	args="-d dpv_net_af_packet0 -x 1 -u 18 -p $port $*"
-	run_pair "$tool" "$tool" $args -- "$tool" $args 127.0.0.1
-	check "$tool: the client's result line" "grep -qE '^ *[0-9]+ +$n ' '$out.cli'"
-	grep -E -B1 '^ *[0-9]+ +[0-9]+ ' "$out.cli" | sed "s/^/$tool: /"
+	perftest_one "$tool" "$tool" "$n" -u 18 "$@"
 }
 one ib_write_bw 2000 -n 2000 -s 4096
 one ib_read_bw 2000 -n 2000 -s 4096

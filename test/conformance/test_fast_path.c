@@ -199,23 +199,25 @@ static void check_in_order(const struct receiver *r, uint32_t seq0)
 		}
 }
 
+/* The long lists of longer_than_the_port and port_full (one at a time). */
+static struct ibv_send_wr long_w[4096];
+static struct ibv_sge long_s[4096];
+static uint32_t long_seqs[4096];
+
 /* More WRs in one list than the port's ring holds, while another thread receives (and so
  * frees ring entries between the post's bursts): nothing lost, nothing reordered. */
 static void longer_than_the_port(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_qp *rq,
 				 struct ibv_cq *rcq, int total)
 {
-	static struct ibv_send_wr w[4096];
-	static struct ibv_sge s[4096];
-	static uint32_t seqs[4096];
-	struct receiver r = { rq, rcq, seqs, total, 0 };
+	struct receiver r = { rq, rcq, long_seqs, total, 0 };
 	struct ibv_send_wr *bad = NULL;
 	struct ibv_wc wc[4];
 	pthread_t th;
 	int got = 0;
 
-	send_list(w, s, total, 1000, 100);
+	send_list(long_w, long_s, total, 1000, 100);
 	CHECK_EQ(pthread_create(&th, NULL, receive_all, &r), 0);
-	CHECK_EQ(ibv_post_send(qp, w, &bad), 0);
+	CHECK_EQ(ibv_post_send(qp, long_w, &bad), 0);
 	pthread_join(th, NULL);
 	check_in_order(&r, 1000);
 	for (int k = 0; k < total / 100 + 1; k++) {
@@ -234,16 +236,13 @@ static void longer_than_the_port(struct ibv_qp *qp, struct ibv_cq *cq, struct ib
 static void port_full(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_qp *rq,
 		      struct ibv_cq *rcq, int total)
 {
-	static struct ibv_send_wr w[4096];
-	static struct ibv_sge s[4096];
-	static uint32_t seqs[4096];
-	struct receiver r = { rq, rcq, seqs, total, 0 };
+	struct receiver r = { rq, rcq, long_seqs, total, 0 };
 	struct ibv_send_wr *bad = NULL;
 	struct dpv_qp_counters c;
 	struct ibv_wc wc[1];
 
-	send_list(w, s, total, 5000, total);
-	CHECK_EQ(ibv_post_send(qp, w, &bad), 0);
+	send_list(long_w, long_s, total, 5000, total);
+	CHECK_EQ(ibv_post_send(qp, long_w, &bad), 0);
 	CHECK_EQ(dpv_query_qp_counters(qp, &c), 0);
 	CHECK(c.sq_unsent > 0, "the port took all %d WRs: the list must outgrow its ring", total);
 	receive_all(&r);

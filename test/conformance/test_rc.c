@@ -103,20 +103,28 @@ static struct rc_pair pair_make(enum ibv_qp_type type, uint8_t timeout, uint8_t 
 	return p;
 }
 
-static int post_recv(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint64_t wr_id)
+#define BAD_LKEY(k) ((k) ^ 0x00ffff00)     /* an lkey that names no MR */
+
+static int post_recv_lkey(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint32_t lkey,
+			  uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)at, len, lkey };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint32_t len,
-		uint64_t raddr, uint32_t rkey, uint64_t wr_id, unsigned int flags)
+static int post_recv(struct ibv_qp *qp, uint8_t *at, uint32_t len, uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
+	return post_recv_lkey(qp, at, len, mr->lkey, wr_id);
+}
+
+/* One WR of @op with the single SGE @sge (@raddr/@rkey: the remote side where @op has one). */
+static int post_sge(struct ibv_qp *qp, enum ibv_wr_opcode op, struct ibv_sge *sge,
+		    uint64_t raddr, uint32_t rkey, uint64_t wr_id, unsigned int flags)
+{
 	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.wr_id = wr_id, .sg_list = sge, .num_sge = 1, .opcode = op,
 		.send_flags = flags, .imm_data = htonl(0x12340000u + (uint32_t)wr_id),
 	}, *bad;
 
@@ -128,6 +136,14 @@ static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint32_t 
 		wr.wr.rdma.rkey = rkey;
 	}
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint32_t len,
+		uint64_t raddr, uint32_t rkey, uint64_t wr_id, unsigned int flags)
+{
+	struct ibv_sge sge = { (uintptr_t)at, len, mr->lkey };
+
+	return post_sge(qp, op, &sge, raddr, rkey, wr_id, flags);
 }
 
 static int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, uint8_t *at, uint64_t raddr,
@@ -573,10 +589,9 @@ static void check_access_errors(void)
 static void check_local_errors(void)
 {
 	struct rc_pair p = pair_make(IBV_QPT_RC, 14, 7);
-	struct ibv_sge sge = { (uintptr_t)side(0, TX), 64, mr->lkey ^ 0x00ffff00 };
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND }, *bad;
-	CHECK_EQ(ibv_post_send(p.a, &wr, &bad), 0);
+	struct ibv_sge sge = { (uintptr_t)side(0, TX), 64, BAD_LKEY(mr->lkey) };
+
+	CHECK_EQ(post_sge(p.a, IBV_WR_SEND, &sge, 0, 0, 1, 0), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 8, 0, 0, 2, 0), 0);
 	rc_wait_one(p.cq_a, IBV_WC_LOC_PROT_ERR, 1, "bad lkey");
 	rc_wait_one(p.cq_a, IBV_WC_WR_FLUSH_ERR, 2, "after bad lkey");
@@ -600,12 +615,7 @@ static void check_long_send(void)
 
 	/* a receive WQE whose lkey covers nothing */
 	p = pair_make(IBV_QPT_RC, 14, 7);
-	{
-		struct ibv_sge sge = { (uintptr_t)side(1, RX), 100, mr->lkey ^ 0x00ffff00 };
-		struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *rbad;
-
-		CHECK_EQ(ibv_post_recv(p.b, &rwr, &rbad), 0);
-	}
+	CHECK_EQ(post_recv_lkey(p.b, side(1, RX), 100, BAD_LKEY(mr->lkey), 9), 0);
 	CHECK_EQ(post(p.a, IBV_WR_SEND, side(0, TX), 50, 0, 0, 10, 0), 0);
 	rc_wait_one(p.cq_a, IBV_WC_REM_OP_ERR, 10, "receive WQE outside its MR");
 	rc_wait_one(p.cq_b, IBV_WC_LOC_PROT_ERR, 9, "receive WQE outside its MR: recv");

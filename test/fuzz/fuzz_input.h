@@ -42,4 +42,16 @@ static inline size_t fuzz_bytes(struct fuzz_input *in, uint8_t *out, size_t n)
 	return k;
 }
 
+/* Invert bits of up to seven bytes of @f (@len bytes) at places and with masks the input
+ * gives (a valid frame's mutations); returns @len. */
+static inline size_t fuzz_flip(struct fuzz_input *in, uint8_t *f, size_t len)
+{
+	for (int k = fuzz_u8(in) % 8; k > 0 && len > 0; k--) {
+		uint16_t at = fuzz_u16(in);
+
+		f[at % len] ^= fuzz_u8(in);
+	}
+	return len;
+}
+
 #endif

@@ -173,16 +173,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   fuzz_u16(&in) % SGE_ROOM, mr->lkey };
 		room += i < nsge ? sge[i].length : 0;
 	}
-	if (ctl & 1) {
-		len = template(f, &in, ctl, ctl & 0x80 ? 0xABCDE : qp->qp_num);
-		for (int k = fuzz_u8(&in) % 8; k > 0 && len > 0; k--) {
-			uint16_t at = fuzz_u16(&in);
-
-			f[at % len] ^= fuzz_u8(&in);
-		}
-	} else {
+	if (ctl & 1)
+		len = fuzz_flip(&in, f, template(f, &in, ctl, ctl & 0x80 ? 0xABCDE : qp->qp_num));
+	else
 		len = fuzz_bytes(&in, f, MAX_FRAME);
-	}
 	if (ctl & 0x20)
 		fx_fix_icrc(f, len);
 	if (len < 14)

@@ -251,16 +251,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	post(a, 100, &sge[0], nsge);
 	post(a, 101, &sge[3], nsge);
 	post(b, 200, &sge[6], 1);
-	if (ctl & 1) {
-		len = template(f, &in, ctl, na, nb);
-		for (int k = fuzz_u8(&in) % 8; k > 0 && len > 0; k--) {
-			uint16_t at = fuzz_u16(&in);
-
-			f[at % len] ^= fuzz_u8(&in);
-		}
-	} else {
+	if (ctl & 1)
+		len = fuzz_flip(&in, f, template(f, &in, ctl, na, nb));
+	else
 		len = fuzz_bytes(&in, f, MAX_FRAME);
-	}
 	if (ctl & 0x20)
 		fx_fix_icrc(f, len);
 	if (len >= 14) {

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "dpv_test.h"
+#include "dpv_test_ud.h"
 
 static pid_t test_fork_child;
 
@@ -95,6 +96,48 @@ static inline void test_fork_recv(int sock, void *m, size_t len, const char *who
 		if (progress != NULL)
 			progress();
 	}
+}
+
+/* What each side of a two-process RoCE test sets up alike (test_fork_side). */
+struct fork_side {
+	int sock;                       /* this side's end of the socketpair */
+	bool is_a;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;              /* over all of buf */
+	uint8_t *buf;
+	union ibv_gid gid, peer_gid;    /* this side's address and the peer's, IPv4-mapped */
+};
+
+/* Fork (test_fork_pair, the veth ends from DPV_MW_IFACE_A and _B) and set up @s: the address
+ * @net.1 (A) or @net.2 (B) on this side's port, a PD, and a @len-byte buffer registered with
+ * @access. False, saying why on stderr, when a step fails. */
+static inline bool test_fork_side(struct fork_side *s, const char *net, size_t len, int access)
+{
+	char me[32], peer[32];
+
+	s->is_a = test_fork_pair("DPV_MW_IFACE_A", "DPV_MW_IFACE_B", &s->sock, &s->ctx);
+	snprintf(me, sizeof(me), "%s.%d", net, s->is_a ? 1 : 2);
+	snprintf(peer, sizeof(peer), "%s.%d", net, s->is_a ? 2 : 1);
+	gid_v4(&s->gid, me);
+	gid_v4(&s->peer_gid, peer);
+	s->buf = aligned_alloc(4096, len);
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->mr = s->pd ? ibv_reg_mr(s->pd, s->buf, len, access) : NULL;
+	if (dpv_port_add_addr(s->ctx, me) != 0 || s->mr == NULL) {
+		fprintf(stderr, "setup: %s\n", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Release what test_fork_side made (the test's own objects gone first). */
+static inline void test_fork_side_free(struct fork_side *s)
+{
+	CHECK_EQ(ibv_dereg_mr(s->mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
+	CHECK_EQ(ibv_close_device(s->ctx), 0);
+	free(s->buf);
 }
 
 /* The end of side @is_a of test @name: its verdict, A's including B's exit status. */

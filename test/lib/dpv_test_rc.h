@@ -116,8 +116,18 @@ static inline void rc_pair_free(struct rc_pair *p)
 	CHECK_EQ(ibv_destroy_cq(p->cq_b), 0);
 }
 
-/* One completion on @cq within 5 s, checked to have @status and @wr_id (@what names it in a
- * failure); the completion (status GENERAL_ERR when none came). */
+/* Check that @wc has @status and @wr_id (@what names it in a failure); returns @wc. */
+static inline struct ibv_wc rc_check_wc(struct ibv_wc wc, enum ibv_wc_status status,
+					uint64_t wr_id, const char *what)
+{
+	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: status %s (want %s) wr_id %lu (%lu)",
+	      what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
+	      (unsigned long)wc.wr_id, (unsigned long)wr_id);
+	return wc;
+}
+
+/* One completion on @cq within 5 s, checked by rc_check_wc; the completion (status
+ * GENERAL_ERR when none came). */
 static inline struct ibv_wc rc_wait_one(struct ibv_cq *cq, enum ibv_wc_status status,
 					uint64_t wr_id, const char *what)
 {
@@ -127,10 +137,7 @@ static inline struct ibv_wc rc_wait_one(struct ibv_cq *cq, enum ibv_wc_status st
 		CHECK(0, "%s: no completion", what);
 		return wc;
 	}
-	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: status %s (want %s) wr_id %lu (%lu)",
-	      what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
-	      (unsigned long)wc.wr_id, (unsigned long)wr_id);
-	return wc;
+	return rc_check_wc(wc, status, wr_id, what);
 }
 
 /* @qp's state as ibv_query_qp gives it, or -1. */

@@ -70,6 +70,21 @@ netns_move() {
 	done
 }
 
+# TAP_QUIET: the same for a net_tap run
+TAP_QUIET='--log-level=lib.eal:error --log-level=pmd.net.tap:critical --log-level=lib.telemetry:error'
+
+# prog_start EAL_ARGS PROGRAM ARGS...: PROGRAM in the background (pid $ppid, output in
+# $dir/prog.out) with DPV_EAL_ARGS and the handshake files of test_handshake (dpv_test.h) in
+# $dir; returns once it says it is ready (at most 10 s).
+prog_start() {
+	export DPV_TEST_READY="$dir/ready" DPV_TEST_GO="$dir/go" DPV_TEST_DONE="$dir/done" \
+		DPV_TEST_CLOSE="$dir/close"
+	_eal=$1; shift
+	DPV_EAL_ARGS="$_eal" "$@" > "$dir/prog.out" 2>&1 &
+	ppid=$!
+	wait_file "$dir/ready" 200
+}
+
 # wait_file FILE N: until FILE exists, at most N times 0.05 s.
 wait_file() {
 	for _i in $(seq "$2"); do

@@ -86,18 +86,10 @@ static const char *side(bool client)
 	return client ? "client" : "server";
 }
 
-/* Byte @off of message @i from the client (@client) or the server: byte off % 4 of a 32-bit
- * hash of the three (a multiply-xorshift mix: no two words of a run alike in practice). */
+/* Byte @off of message @i from the client (@client) or the server. */
 static uint8_t pattern(bool client, uint32_t i, size_t off)
 {
-	uint64_t x = ((uint64_t)client << 63) ^ ((uint64_t)i << 32) ^ (off / 4);
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 29;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 32;
-	return (uint8_t)(x >> (8 * (off % 4)));
+	return peer_pattern_byte(((uint64_t)client << 63) ^ ((uint64_t)i << 32), off);
 }
 
 /* The target's 8-byte atomic slot @i before the operation, and what is added / swapped in. */
@@ -126,16 +118,6 @@ static struct msg recv_msg(enum kind kind)
 	return m;
 }
 
-static void modify(struct ibv_qp *q, struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int rc = ibv_modify_qp(q, a, mask);
-
-	if (rc != 0) {
-		errno = rc;
-		peer_die(what);
-	}
-}
-
 static void to_init(struct ibv_qp *q)
 {
 	struct ibv_qp_attr a = {
@@ -151,7 +133,7 @@ static void to_init(struct ibv_qp *q)
 		mask |= IBV_QP_ACCESS_FLAGS;
 	if (type == IBV_QPT_UC)
 		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	modify(q, &a, mask, "INIT");
+	peer_modify(q, &a, mask, "INIT");
 }
 
 /* INIT -> RTR towards @dest_qpn (connected types) -> RTS. XRC: the XRC_SEND QP is the
@@ -182,7 +164,7 @@ static void connect_qp(struct ibv_qp *q, uint32_t dest_qpn)
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
 	}
-	modify(q, &a, mask, "RTR");
+	peer_modify(q, &a, mask, "RTR");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = me.psn;
@@ -199,7 +181,7 @@ static void connect_qp(struct ibv_qp *q, uint32_t dest_qpn)
 		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
-	modify(q, &a, mask, "RTS");
+	peer_modify(q, &a, mask, "RTS");
 }
 
 static void create_xrc(void)
@@ -580,26 +562,6 @@ static void parse_op(const char *o)
 	usage();
 }
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	int i;
-
-	for (i = 0; list != NULL && list[i] != NULL; i++)
-		if (name == NULL || !strcmp(ibv_get_device_name(list[i]), name))
-			break;
-	if (list == NULL || list[i] == NULL) {
-		errno = ENODEV;
-		peer_die(name ? name : "no RDMA device");
-	}
-	c = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (c == NULL)
-		peer_die("ibv_open_device");
-	return c;
-}
-
 int main(int argc, char **argv)
 {
 	const char *dev_name = NULL, *port = "18515", *host = NULL;
@@ -631,7 +593,7 @@ int main(int argc, char **argv)
 	/* a slot: the message, room for UD's GRH, 64 guard bytes; 8-aligned for atomics */
 	slot = (size + GRH_LEN + 64 + 7) & ~(size_t)7;
 	buf_len = count * slot + 4096;
-	ctx = open_dev(dev_name);
+	ctx = peer_open_device(dev_name);
 	printf("data_peer: %s on %s, GID index %d, %u x %u bytes\n", side(is_client),
 	       ibv_get_device_name(ctx->device), gidx, count, size);
 	buf = aligned_alloc(4096, (buf_len + 4095) & ~(size_t)4095);

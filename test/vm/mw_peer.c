@@ -79,30 +79,15 @@ static bool on_rxe;             /* the device is Linux soft-RoCE (see RXE_WITH_I
 static struct ibv_mw *mw;               /* the owner's window */
 static int gidx = 1;
 
-/* Byte @i of a run of bytes unique by position: byte i % 4 of a bijective 32-bit hash of the
- * word number i / 4 and @seed, so a packet put at another offset (1 KiB packets swapped)
- * shows; a pattern with a short period (256 bytes) would not. */
-static uint8_t unique_byte(uint32_t seed, size_t i)
-{
-	uint32_t x = (uint32_t)(i / 4) * 0x9e3779b1u ^ seed;
-
-	x ^= x >> 16;
-	x *= 0x85ebca6bu;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35u;
-	x ^= x >> 16;
-	return (uint8_t)(x >> (8 * (i % 4)));
-}
-
 /* The window's bytes as the owner writes them, and as the user's WRITE puts them. */
 static uint8_t owner_byte(size_t i)
 {
-	return unique_byte(0x0a11ce5u, i);
+	return peer_pattern_byte((uint64_t)0x0a11ce5u << 32, i);
 }
 
 static uint8_t user_byte(size_t i)
 {
-	return unique_byte(0xb0b5eedu, i);
+	return peer_pattern_byte((uint64_t)0xb0b5eedu << 32, i);
 }
 
 static void send_msg(enum kind kind, uint32_t rkey, uint64_t addr, uint32_t len, uint32_t status)
@@ -167,16 +152,6 @@ static void rdma(enum ibv_wr_opcode op, uint64_t wr_id, size_t off, uint32_t len
 	post_send(&wr);
 }
 
-static void modify(struct ibv_qp_attr *a, int mask, const char *what)
-{
-	int rc = ibv_modify_qp(qp, a, mask);
-
-	if (rc != 0) {
-		errno = rc;
-		peer_die(what);
-	}
-}
-
 /* RESET -> INIT -> RTR -> RTS towards the peer's QP. */
 static void connect_qp(const struct conn *me, const struct conn *peer, int gidx)
 {
@@ -187,7 +162,8 @@ static void connect_qp(const struct conn *me, const struct conn *peer, int gidx)
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
 	};
 
-	modify(&a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
+	peer_modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+		    "INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
@@ -200,8 +176,8 @@ static void connect_qp(const struct conn *me, const struct conn *peer, int gidx)
 	a.ah_attr.grh.hop_limit = 1;
 	a.ah_attr.grh.sgid_index = gidx;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	modify(&a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-	       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, "RTR");
+	peer_modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, "RTR");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 18;         /* ~1 s: a late ACK (a peer's keeper, a TCG guest) is no retry */
@@ -209,8 +185,8 @@ static void connect_qp(const struct conn *me, const struct conn *peer, int gidx)
 	a.rnr_retry = 7;
 	a.sq_psn = me->psn;
 	a.max_rd_atomic = 1;
-	modify(&a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-	       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
+	peer_modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC, "RTS");
 }
 
 /* The owner's buffer is OUTSIDE everywhere but the window; @written bytes of the window's
@@ -486,7 +462,6 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	const char *dev_name = NULL, *port = "18515", *host = NULL, *own = NULL;
-	struct ibv_device **list;
 	int c, i;
 
 	while ((c = getopt(argc, argv, "d:g:p:o:")) != -1) {
@@ -507,19 +482,7 @@ int main(int argc, char **argv)
 	peer_idle = peer_poll_stash;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	list = ibv_get_device_list(NULL);
-	if (list == NULL || list[0] == NULL)
-		peer_die("no RDMA device");
-	for (i = 0; dev_name != NULL && list[i] != NULL; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
-			break;
-	if (list[dev_name ? i : 0] == NULL) {
-		errno = ENODEV;
-		peer_die(dev_name);
-	}
-	ctx = ibv_open_device(list[dev_name ? i : 0]);
-	if (ctx == NULL)
-		peer_die("ibv_open_device");
+	ctx = peer_open_device(dev_name);
 	on_rxe = !strncmp(ibv_get_device_name(ctx->device), "rxe", 3);
 	printf("mw_peer: %s on %s, GID index %d\n", owner ? "owner" : "user",
 	       ibv_get_device_name(ctx->device), gidx);
@@ -554,7 +517,6 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	free(buf);
 	if (peer_failures == 0)
 		printf("mw_peer: passed (%s)\n", owner ? "owner" : "user");

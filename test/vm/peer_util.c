@@ -164,3 +164,45 @@ int peer_tcp(const char *host, const char *port, double wait_s)
 	freeaddrinfo(res);
 	return fd;
 }
+
+void peer_modify(struct ibv_qp *q, struct ibv_qp_attr *a, int mask, const char *what)
+{
+	int rc = ibv_modify_qp(q, a, mask);
+
+	if (rc != 0) {
+		errno = rc;
+		peer_die(what);
+	}
+}
+
+struct ibv_context *peer_open_device(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c;
+	int i;
+
+	for (i = 0; list != NULL && list[i] != NULL; i++)
+		if (name == NULL || !strcmp(ibv_get_device_name(list[i]), name))
+			break;
+	if (list == NULL || list[i] == NULL) {
+		errno = ENODEV;
+		peer_die(name ? name : "no RDMA device");
+	}
+	c = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (c == NULL)
+		peer_die("ibv_open_device");
+	return c;
+}
+
+uint8_t peer_pattern_byte(uint64_t key, size_t off)
+{
+	uint64_t x = key ^ (off / 4);
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 29;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 32;
+	return (uint8_t)(x >> (8 * (off % 4)));
+}

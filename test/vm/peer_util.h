@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <infiniband/verbs.h>
 
@@ -42,5 +43,13 @@ void peer_read_kind(void *m, size_t n, uint32_t kind, double wait_s);
 /* TCP over IPv4: listen and accept one connection (@host NULL) or connect to @host, trying for
  * at most @wait_s seconds. */
 int peer_tcp(const char *host, const char *port, double wait_s);
+
+/* ibv_modify_qp, or peer_die(@what) with its error. */
+void peer_modify(struct ibv_qp *q, struct ibv_qp_attr *a, int mask, const char *what);
+/* The device named @name (NULL: the first one) opened, or peer_die. */
+struct ibv_context *peer_open_device(const char *name);
+/* Byte @off of a run unique by position: byte off % 4 of a 64-bit multiply-xorshift hash of
+ * @key ^ (off / 4), so bytes put at another offset show (a short period would not). */
+uint8_t peer_pattern_byte(uint64_t key, size_t off);
 
 #endif

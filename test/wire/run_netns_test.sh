@@ -17,11 +17,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-export DPV_TEST_READY=$dir/ready DPV_TEST_GO=$dir/go DPV_TEST_DONE=$dir/done DPV_TEST_CLOSE=$dir/close
-DPV_EAL_ARGS="--vdev=net_tap_n0,iface=$ifname --log-level=lib.eal:error --log-level=pmd.net.tap:critical --log-level=lib.telemetry:error" \
-	"$prog" "$dir/mac" > "$dir/prog.out" 2>&1 &
-ppid=$!
-wait_file "$dir/ready" 200
+prog_start "--vdev=net_tap_n0,iface=$ifname $TAP_QUIET" "$prog" "$dir/mac"
 netns_add "$ns"
 netns_move "$ns" "$ifname" 10.99.0.1/24 fd00:99::1/64
 ip netns exec "$ns" cat /sys/class/net/"$ifname"/address > "$dir/mac"

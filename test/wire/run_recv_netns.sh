@@ -15,11 +15,7 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
-export DPV_TEST_READY=$dir/ready DPV_TEST_GO=$dir/go DPV_TEST_DONE=$dir/done DPV_TEST_CLOSE=$dir/close
-DPV_EAL_ARGS="--vdev=net_tap_r0,iface=$ifname --log-level=lib.eal:error --log-level=pmd.net.tap:critical --log-level=lib.telemetry:error" \
-	"$prog" > "$dir/prog.out" 2>&1 &
-ppid=$!
-wait_file "$dir/ready" 200
+prog_start "--vdev=net_tap_r0,iface=$ifname $TAP_QUIET" "$prog"
 netns_add "$ns"
 netns_move "$ns" "$ifname" 10.98.0.1/24
 ip -n "$ns" neigh add 10.98.0.2 lladdr 02:00:00:00:00:02 dev "$ifname"

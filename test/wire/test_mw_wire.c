@@ -29,20 +29,14 @@ struct msg {
 	int32_t status;
 };
 
-static int sock;
-static bool is_a;
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_mr *mr;
+static struct fork_side fs;
 static struct ibv_cq *cq;
-static uint8_t *buf;
-static union ibv_gid my_gid, peer_gid;
 static struct ibv_wc stash[16];         /* completions polled while waiting for the peer */
 static int nstash;
 
 static void xsend(const struct msg *m)
 {
-	test_fork_send(sock, m, sizeof(*m));
+	test_fork_send(fs.sock, m, sizeof(*m));
 }
 
 /* Keep a completion polled while waiting for the peer (the CQ drives this side's QPs). */
@@ -57,25 +51,22 @@ static struct msg xrecv(void)
 {
 	struct msg m;
 
-	test_fork_recv(sock, &m, sizeof(m), is_a ? "A" : "B", stash_one);
+	test_fork_recv(fs.sock, &m, sizeof(m), fs.is_a ? "A" : "B", stash_one);
 	return m;
 }
 
+/* rc_wait_one, the completions kept while waiting for the peer first. */
 static struct ibv_wc wait_one(enum ibv_wc_status status, uint64_t wr_id, const char *what)
 {
-	struct ibv_wc wc = { .status = IBV_WC_GENERAL_ERR };
+	struct ibv_wc wc;
+	char label[128];
 
-	if (nstash > 0) {
-		wc = stash[0];
-		memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
-	} else if (test_poll(cq, &wc, 1) != 1) {
-		CHECK(0, "%s: %s: no completion", is_a ? "A" : "B", what);
-		return wc;
-	}
-	CHECK(wc.status == status && wc.wr_id == wr_id, "%s: %s: status %s (want %s) wr_id %lu",
-	      is_a ? "A" : "B", what, ibv_wc_status_str(wc.status), ibv_wc_status_str(status),
-	      (unsigned long)wc.wr_id);
-	return wc;
+	snprintf(label, sizeof(label), "%s: %s", fs.is_a ? "A" : "B", what);
+	if (nstash == 0)
+		return rc_wait_one(cq, status, wr_id, label);
+	wc = stash[0];
+	memmove(stash, stash + 1, --nstash * sizeof(stash[0]));
+	return rc_check_wc(wc, status, wr_id, label);
 }
 
 /* A fresh RC QP connected to the peer's fresh one. */
@@ -84,8 +75,8 @@ static struct ibv_qp *connect_qp(void)
 	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-	struct rc_conn c = { .dgid = &peer_gid, .rq_psn = 1, .sq_psn = 1, .rd_atomic = 4,
+	struct ibv_qp *qp = ibv_create_qp(fs.pd, &ia);
+	struct rc_conn c = { .dgid = &fs.peer_gid, .rq_psn = 1, .sq_psn = 1, .rd_atomic = 4,
 			     .min_rnr_timer = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7 };
 	struct msg m = { 0 };
 
@@ -157,7 +148,7 @@ static const struct round rounds[] = {
 
 static uint32_t bind_window(struct ibv_qp *qp, struct ibv_mw *mw, unsigned int access)
 {
-	struct ibv_mw_bind_info bi = { .mr = mr, .addr = (uintptr_t)buf + WIN + WLEN,
+	struct ibv_mw_bind_info bi = { .mr = fs.mr, .addr = (uintptr_t)fs.buf + WIN + WLEN,
 				       .length = WLEN, .mw_access_flags = access };
 
 	if (mw->type == IBV_MW_TYPE_1) {
@@ -179,19 +170,19 @@ static uint32_t bind_window(struct ibv_qp *qp, struct ibv_mw *mw, unsigned int a
 
 static void run_a(void)
 {
-	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
-	struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_mw *mw1 = ibv_alloc_mw(fs.pd, IBV_MW_TYPE_1);
+	struct ibv_mw *mw2 = ibv_alloc_mw(fs.pd, IBV_MW_TYPE_2);
 	uint8_t want[3 * WLEN];
 
 	CHECK(mw1 != NULL && mw2 != NULL);
-	pattern(buf + WIN, 3 * WLEN, SEED_A);
-	memcpy(want, buf + WIN, sizeof(want));
+	pattern(fs.buf + WIN, 3 * WLEN, SEED_A);
+	memcpy(want, fs.buf + WIN, sizeof(want));
 	for (size_t i = 0; i < NROUNDS; i++) {
 		const struct round *r = &rounds[i];
 		struct ibv_mw *mw = r->type == 1 ? mw1 : mw2;
 		struct ibv_qp *qp = connect_qp();
 		uint32_t old = mw->rkey, key = bind_window(qp, mw, r->access);
-		struct msg m = { .key = r->key == OLD ? old : key, .va = (uintptr_t)buf + WIN };
+		struct msg m = { .key = r->key == OLD ? old : key, .va = (uintptr_t)fs.buf + WIN };
 
 		CHECK(key != old && (key ^ old) <= 0xff, "%s: new key %#x, old %#x", r->what, key,
 		      old);
@@ -200,7 +191,7 @@ static void run_a(void)
 		if (r->op == IBV_WR_RDMA_WRITE && r->expect == IBV_WC_SUCCESS) {
 			pattern(want + r->off, r->len, SEED_B);
 		}
-		CHECK(memcmp(buf + WIN, want, sizeof(want)) == 0, "A: %s: the window's MR bytes",
+		CHECK(memcmp(fs.buf + WIN, want, sizeof(want)) == 0, "A: %s: the window's MR bytes",
 		      r->what);
 		disconnect(qp);
 	}
@@ -208,9 +199,9 @@ static void run_a(void)
 	{
 		struct ibv_qp *qp = connect_qp();
 		uint32_t key = bind_window(qp, mw2, RW);
-		struct ibv_sge sge = { (uintptr_t)buf + RX, 64, mr->lkey };
+		struct ibv_sge sge = { (uintptr_t)fs.buf + RX, 64, fs.mr->lkey };
 		struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 }, *bad;
-		struct msg m = { .key = key, .va = (uintptr_t)buf + WIN };
+		struct msg m = { .key = key, .va = (uintptr_t)fs.buf + WIN };
 		struct ibv_wc wc;
 
 		CHECK_EQ(ibv_post_recv(qp, &rwr, &bad), 0);
@@ -233,8 +224,8 @@ static void run_a(void)
 static int rdma(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey,
 		uint32_t len, uint64_t id)
 {
-	struct ibv_sge sge = { (uintptr_t)buf + (op == IBV_WR_RDMA_READ ? RX : TX), len,
-			       mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)fs.buf + (op == IBV_WR_RDMA_READ ? RX : TX), len,
+			       fs.mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
 				  .send_flags = IBV_SEND_SIGNALED,
 				  .wr.rdma = { .remote_addr = raddr, .rkey = rkey } }, *bad;
@@ -252,12 +243,12 @@ static void run_b(void)
 		struct ibv_qp *qp = connect_qp();
 		struct msg m = xrecv();
 
-		pattern(buf + TX, r->len, SEED_B);
-		memset(buf + RX, 0, r->len);
+		pattern(fs.buf + TX, r->len, SEED_B);
+		memset(fs.buf + RX, 0, r->len);
 		CHECK_EQ(rdma(qp, r->op, m.va + r->off, m.key, r->len, 3), 0);
 		wait_one(r->expect, 3, r->what);
 		if (r->op == IBV_WR_RDMA_READ && r->expect == IBV_WC_SUCCESS)
-			CHECK(memcmp(buf + RX, a_bytes + r->off, r->len) == 0, "B: %s: bytes",
+			CHECK(memcmp(fs.buf + RX, a_bytes + r->off, r->len) == 0, "B: %s: bytes",
 			      r->what);
 		if (r->op == IBV_WR_RDMA_WRITE && r->expect == IBV_WC_SUCCESS)
 			pattern(a_bytes + r->off, r->len, SEED_B);
@@ -267,7 +258,7 @@ static void run_b(void)
 	{
 		struct ibv_qp *qp = connect_qp();
 		struct msg m = xrecv();
-		struct ibv_sge sge = { (uintptr_t)buf + TX, 32, mr->lkey };
+		struct ibv_sge sge = { (uintptr_t)fs.buf + TX, 32, fs.mr->lkey };
 		struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
 					  .opcode = IBV_WR_SEND_WITH_INV,
 					  .send_flags = IBV_SEND_SIGNALED,
@@ -286,26 +277,18 @@ static void run_b(void)
 
 int main(void)
 {
-	is_a = test_fork_pair("DPV_MW_IFACE_A", "DPV_MW_IFACE_B", &sock, &ctx);
-	gid_v4(&my_gid, is_a ? "10.79.0.1" : "10.79.0.2");
-	gid_v4(&peer_gid, is_a ? "10.79.0.2" : "10.79.0.1");
-	buf = aligned_alloc(4096, BUF_LEN);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	mr = pd ? ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND) : NULL;
-	if (dpv_port_add_addr(ctx, is_a ? "10.79.0.1" : "10.79.0.2") != 0 || mr == NULL ||
-	    cq == NULL) {
+	if (!test_fork_side(&fs, "10.79.0", BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND))
+		return 1;
+	cq = ibv_create_cq(fs.ctx, 64, NULL, NULL, 0);
+	if (cq == NULL) {
 		fprintf(stderr, "setup: %s\n", strerror(errno));
 		return 1;
 	}
-	if (is_a)
+	if (fs.is_a)
 		run_a();
 	else
 		run_b();
-	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	free(buf);
-	return test_fork_done(is_a, "mw_wire");
+	test_fork_side_free(&fs);
+	return test_fork_done(fs.is_a, "mw_wire");
 }

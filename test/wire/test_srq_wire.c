@@ -31,25 +31,19 @@ struct msg {
 	int32_t status;
 };
 
-static int sock;
-static bool is_a;
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_mr *mr;
+static struct fork_side fs;
 static struct ibv_cq *scq, *rcq, *pcq;     /* send, receive, and an empty one to progress */
-static uint8_t *buf;
-static union ibv_gid peer_gid;
 
 static const char *me(void)
 {
-	return is_a ? "A" : "B";
+	return fs.is_a ? "A" : "B";
 }
 
 static void xsend(uint32_t a, uint32_t b, uint32_t c, int32_t status)
 {
 	struct msg m = { a, b, c, status };
 
-	test_fork_send(sock, &m, sizeof(m));
+	test_fork_send(fs.sock, &m, sizeof(m));
 }
 
 /* Progress the port through the empty CQ: the completions the test checks stay where they
@@ -66,7 +60,7 @@ static struct msg xrecv(void)
 {
 	struct msg m;
 
-	test_fork_recv(sock, &m, sizeof(m), me(), progress);
+	test_fork_recv(fs.sock, &m, sizeof(m), me(), progress);
 	return m;
 }
 
@@ -76,7 +70,7 @@ static int count_events(enum ibv_event_type type)
 	struct ibv_async_event ev;
 	int n = 0;
 
-	while (ibv_get_async_event(ctx, &ev) == 0) {
+	while (ibv_get_async_event(fs.ctx, &ev) == 0) {
 		n += ev.event_type == type;
 		ibv_ack_async_event(&ev);
 	}
@@ -89,7 +83,7 @@ static struct ibv_qp *rc_qp(struct ibv_srq *srq)
 				       .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
 						.max_send_sge = 1, .max_recv_sge = 1 } };
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct ibv_qp *qp = ibv_create_qp(fs.pd, &ia);
 
 	if (qp == NULL) {
 		fprintf(stderr, "%s: ibv_create_qp: %s\n", me(), strerror(errno));
@@ -105,8 +99,8 @@ static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint8_t rnr_retry)
 	/* timeout 18 (1.07 s, 7 retries): a process of a loaded 2-core machine (or sanitized)
 	 * may not run for half a second, and the test is about RNR, not about timeouts */
 	int rc = rc_connect(qp, IBV_ACCESS_REMOTE_WRITE,
-			    &(struct rc_conn){ .dgid = &peer_gid, .dqpn = dqpn,
-					       .rq_psn = is_a ? 20 : 10, .sq_psn = is_a ? 10 : 20,
+			    &(struct rc_conn){ .dgid = &fs.peer_gid, .dqpn = dqpn,
+					       .rq_psn = fs.is_a ? 20 : 10, .sq_psn = fs.is_a ? 10 : 20,
 					       .rd_atomic = 1, .min_rnr_timer = 12, .timeout = 18,
 					       .retry_cnt = 7, .rnr_retry = rnr_retry });
 
@@ -118,7 +112,7 @@ static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint8_t rnr_retry)
 
 static int srq_post(struct ibv_srq *srq, int slot, uint64_t wr_id)
 {
-	struct ibv_sge sge = { (uintptr_t)(buf + RX + slot * SLOT), SLOT, mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)(fs.buf + RX + slot * SLOT), SLOT, fs.mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	return ibv_post_srq_recv(srq, &wr, &bad);
@@ -128,11 +122,11 @@ static int srq_post(struct ibv_srq *srq, int slot, uint64_t wr_id)
 static int send_msg(struct ibv_qp *qp, uint32_t len, uint8_t seed, uint64_t wr_id,
 		    uint32_t srqn)
 {
-	struct ibv_sge sge = { (uintptr_t)(buf + TX + seed * SLOT), len, mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)(fs.buf + TX + seed * SLOT), len, fs.mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 
-	pattern(buf + TX + seed * SLOT, len, seed);
+	pattern(fs.buf + TX + seed * SLOT, len, seed);
 	wr.qp_type.xrc.remote_srqn = srqn;
 	return ibv_post_send(qp, &wr, &bad);
 }
@@ -146,7 +140,7 @@ static bool received(const struct ibv_wc *wc, uint64_t wr_id, uint32_t qpn, uint
 	pattern(exp, len, seed);
 	if (wc->status == IBV_WC_SUCCESS && wc->wr_id == wr_id && wc->opcode == IBV_WC_RECV &&
 	    wc->qp_num == qpn && wc->byte_len == len &&
-	    memcmp(buf + RX + slot * SLOT, exp, len) == 0)
+	    memcmp(fs.buf + RX + slot * SLOT, exp, len) == 0)
 		return true;
 	fprintf(stderr, "B: receive %lu: %s wr_id %lu qp %#x (want %#x) len %u (want %u)\n",
 		(unsigned long)wr_id, ibv_wc_status_str(wc->status), (unsigned long)wc->wr_id,
@@ -219,8 +213,8 @@ static struct ibv_qp *a_xrc_connect(struct msg *m)
 {
 	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = scq,
 					  .cap = { .max_send_wr = 16, .max_send_sge = 1 },
-					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd };
-	struct ibv_qp *ini = ibv_create_qp_ex(ctx, &qa);
+					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = fs.pd };
+	struct ibv_qp *ini = ibv_create_qp_ex(fs.ctx, &qa);
 
 	CHECK(ini != NULL, "A: XRC_SEND QP: %s", strerror(errno));
 	if (ini == NULL)
@@ -330,7 +324,7 @@ static struct ibv_xrcd *xrcd_open(void)
 						     IBV_XRCD_INIT_ATTR_OFLAGS,
 					.fd = -1, .oflags = O_CREAT };
 
-	return ibv_open_xrcd(ctx, &a);
+	return ibv_open_xrcd(fs.ctx, &a);
 }
 
 static struct ibv_srq *xrc_srq(struct ibv_xrcd *x)
@@ -339,10 +333,10 @@ static struct ibv_srq *xrc_srq(struct ibv_xrcd *x)
 		.attr = { .max_wr = 8, .max_sge = 1 },
 		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
 			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
-		.srq_type = IBV_SRQT_XRC, .xrcd = x, .cq = rcq, .pd = pd,
+		.srq_type = IBV_SRQT_XRC, .xrcd = x, .cq = rcq, .pd = fs.pd,
 	};
 
-	return ibv_create_srq_ex(ctx, &a);
+	return ibv_create_srq_ex(fs.ctx, &a);
 }
 
 /* An XRC_RECV QP of @x connected to A's XRC_SEND QP; B tells its QPN and @b, @c. */
@@ -350,7 +344,7 @@ static struct ibv_qp *b_xrc_connect(struct ibv_xrcd *x, uint32_t b, uint32_t c)
 {
 	struct ibv_qp_init_attr_ex qa = { .qp_type = IBV_QPT_XRC_RECV,
 					  .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
-	struct ibv_qp *tgt = ibv_create_qp_ex(ctx, &qa);
+	struct ibv_qp *tgt = ibv_create_qp_ex(fs.ctx, &qa);
 	struct msg m;
 
 	CHECK(tgt != NULL, "B: XRC_RECV QP: %s", strerror(errno));
@@ -411,27 +405,23 @@ static void b_xrc(void)
 
 int main(void)
 {
-	is_a = test_fork_pair("DPV_MW_IFACE_A", "DPV_MW_IFACE_B", &sock, &ctx);
-	gid_v4(&peer_gid, is_a ? "10.80.0.2" : "10.80.0.1");
-	rc_async_nonblock(ctx);
-	buf = aligned_alloc(4096, BUF_LEN);
-	pd = ibv_alloc_pd(ctx);
-	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	pcq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
-	mr = pd ? ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (dpv_port_add_addr(ctx, is_a ? "10.80.0.1" : "10.80.0.2") != 0 || mr == NULL ||
-	    scq == NULL || rcq == NULL || pcq == NULL) {
+	if (!test_fork_side(&fs, "10.80.0", BUF_LEN, IBV_ACCESS_LOCAL_WRITE))
+		return 1;
+	rc_async_nonblock(fs.ctx);
+	scq = ibv_create_cq(fs.ctx, 64, NULL, NULL, 0);
+	rcq = ibv_create_cq(fs.ctx, 64, NULL, NULL, 0);
+	pcq = ibv_create_cq(fs.ctx, 1, NULL, NULL, 0);
+	if (scq == NULL || rcq == NULL || pcq == NULL) {
 		fprintf(stderr, "setup: %s\n", strerror(errno));
 		return 1;
 	}
-	if (is_a) {
+	if (fs.is_a) {
 		a_overflow();
 		a_rnr_exceeded();
 		a_xrc();
 	} else {
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
-		struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+		struct ibv_srq *srq = ibv_create_srq(fs.pd, &sa);
 
 		CHECK(srq != NULL, "B: ibv_create_srq: %s", strerror(errno));
 		if (srq == NULL)
@@ -441,12 +431,9 @@ int main(void)
 		CHECK_EQ(ibv_destroy_srq(srq), 0);
 		b_xrc();
 	}
-	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK_EQ(ibv_destroy_cq(scq), 0);
 	CHECK_EQ(ibv_destroy_cq(rcq), 0);
 	CHECK_EQ(ibv_destroy_cq(pcq), 0);
-	CHECK_EQ(ibv_dealloc_pd(pd), 0);
-	CHECK_EQ(ibv_close_device(ctx), 0);
-	free(buf);
-	return test_fork_done(is_a, "srq_wire");
+	test_fork_side_free(&fs);
+	return test_fork_done(fs.is_a, "srq_wire");
 }

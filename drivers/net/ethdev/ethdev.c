@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The ethdev driver: frames on DPDK ethdev queues, for any PMD (PCI NICs bound to vfio-pci, and
- * vdevs: tap, pcap, ring, null, af_packet, memif). Ports are configured and started when a
- * verbs device first uses them, and detached (rte_dev_remove) when dpverbs is done with them,
- * so that a later device list probes them again from the same devargs. */
+/* The ethdev driver: frames on DPDK ethdev queues, for any PMD. Ports start when a verbs
+ * device first uses them and are detached (rte_dev_remove) when dpverbs is done, so that a
+ * later device list probes them again from the same devargs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,9 +138,8 @@ static uint16_t clamp_desc(unsigned int want, const struct rte_eth_desc_lim *lim
  * started port is read every LINK_POLL_US from DPDK's interrupt thread (an EAL alarm). */
 #define LINK_POLL_US 100000
 
-/* The __atomic accesses to link_up and link_polls order this thread's reads of the port
- * after link_watch_start and before link_watch_stop returns, in a way ThreadSanitizer sees
- * (the EAL's alarm list is locked with an rte_spinlock, which it does not). */
+/* __atomic on link_up and link_polls: ordering ThreadSanitizer sees (the EAL's alarm list
+ * lock is an rte_spinlock, which it does not). */
 static void link_watch(void *arg)
 {
 	struct dpv_port *p = arg;
@@ -217,13 +215,10 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 	p->ext_mp = ext_mp;
 	p->tx_offloads = info->tx_offload_capa & (HW_TX_OFFLOADS | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
-	/* received frames' IPv4, TCP and UDP checksums checked by the port where it can (the
-	 * layer above checks in software what it does not vouch for) */
+	/* receive checksums checked by the port where it can (the layer above checks the rest) */
 	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM)
 		conf.rxmode.offloads |= RX_CKSUM;
-	/* several receive queues: a flow's frames on one of them (RSS on the IP/TCP/UDP tuple)
-	 * where the port hashes; elsewhere the PMD spreads them its own way (net_tap: the
-	 * kernel's flow hash) */
+	/* several receive queues: RSS on the IP/TCP/UDP tuple where the port hashes */
 	p->rss_hf = info->flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP |
 						    RTE_ETH_RSS_UDP);
 	if (p->nb_rxq > 1 && p->rss_hf != 0) {
@@ -430,9 +425,9 @@ static int allmulti(struct dpv_port *p, bool on)
 	return rc;
 }
 
-/* The port's multicast filter: the list, or all multicast when the list is longer than 16 or
- * the PMD has no list (22.11: af_packet, ring, null have neither; they pass every frame of
- * their link anyway). Once the list fits again, all multicast goes off. */
+/* The port's multicast filter: the list, or all multicast when it is longer than 16 or the
+ * PMD has no list (af_packet, ring, null pass every frame anyway). */
+
 static int eth_rx_mcast_set(struct dpv_port *p, const uint8_t (*macs)[6], unsigned int n)
 {
 	struct rte_ether_addr list[16];

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Receive steering in hardware: a rule of the layer above (struct dpv_flow_match) as an
- * rte_flow rule whose QUEUE action sends its frames to one receive queue. Only what rte_flow
- * says exactly is offered: a pattern of ETH [/ VLAN] [/ IPV4 or IPV6 [/ TCP or UDP]] with the
- * rule's values and masks. An L4 match without an L3 one (either IP version, in verbs) or a
- * VLAN match on the EtherType before the tag is not one rte_flow pattern: -EOPNOTSUPP, and
- * the rule stays software's. A port whose PMD refuses rules altogether (net_null, or net_tap on
- * a kernel without TC flower) is not asked again. */
+/* Receive steering in hardware: a struct dpv_flow_match as an rte_flow rule with a QUEUE
+ * action, pattern ETH [/ VLAN] [/ IPV4 or IPV6 [/ TCP or UDP]]. What is not exactly one
+ * rte_flow pattern (L4 without L3, a VLAN match on the EtherType before the tag) is
+ * -EOPNOTSUPP and stays software's; a PMD that refuses every rule is not asked again. */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

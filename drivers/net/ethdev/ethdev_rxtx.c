@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Bursts on ethdev queues. Every transmit burst takes its queue's lock: a queue one user
- * holds alone becomes shared when users outnumber queues, and an unlocked burst already under
- * way would then race the new user's (an uncontended lock costs a few instructions per burst).
- * A receive queue is polled by one thread at a time: the layer above holds its lock; on a port
- * spread in software it is a software queue (ethdev_spread.c). */
+/* Bursts on ethdev queues. Every transmit burst takes its queue's lock: a queue becomes
+ * shared when users outnumber queues, and an unlocked burst under way would race the new
+ * user's. A receive queue is polled by one thread at a time (the layer above's lock). */
+
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 

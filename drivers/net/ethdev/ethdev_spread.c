@@ -1,28 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive queues spread in software (rx_spread): a port without RSS, or with fewer receive
  * queues than configured, still gives the layer above queues_per_port receive queues, each
- * holding whole flows. Its hardware queues are drained by whichever poller of a software queue
- * finds its own queue short of a burst and the drain lock free; it hashes each frame on the
- * IP/UDP/TCP tuple and appends it to the ring of the software queue the hash picks. A software
- * queue is a single-producer (the drain lock's holder) single-consumer (its poller: one
- * thread at a time, the layer above guarantees it) ring of mbufs.
+ * holding whole flows. Whichever poller finds its software queue short of a burst and the
+ * drain lock free drains the hardware queues, hashing each frame on its IP/UDP/TCP tuple into
+ * the ring of one software queue: single producer (the drain lock's holder), single consumer
+ * (the queue's one poller, which the layer above guarantees).
  *
- * Exactly once and in order per flow: a frame leaves a hardware queue once, into one ring, and
- * the rings keep order; a flow's frames always hash to the same ring (as long as the port keeps
- * a flow on one hardware queue, as a one-queue port does). A frame whose ring is full is
- * dropped and counted (rx_spread_qN_dropped), as a NIC's RSS queue drops when its ring is: a
- * thread that falls behind loses its own flows' frames and never holds up the others. (Making
- * the drain wait for room instead held every queue to the slowest: on this shared 2-core
- * machine, where the two polling threads rarely run at once, it cost 265 ns per frame against
- * 145.)
+ * Exactly once and in order per flow (while the port keeps a flow on one hardware queue). A
+ * frame whose ring is full is dropped and counted (rx_spread_qN_dropped), as an RSS queue
+ * drops: a thread that falls behind loses its own flows and holds up no other
+ * (doc/performance.md, "Queues spread in software").
  *
- * The hash is symmetric and cheap, not Toeplitz: source and destination addresses and ports
- * are XORed before mixing, so both directions of a connection land on one queue; no NIC's
- * Toeplitz result needs predicting here (the frames come from one hardware queue), and a
- * multiply-xorshift mix costs a few cycles against Toeplitz's loop over every input bit.
- * Frames that are not IPv4/IPv6 go to queue 0, as a NIC's RSS sends what it cannot hash to
- * its first queue; IP fragments hash on the addresses only, so a datagram's pieces stay
- * together. Everything read is bounds-checked: the frames are untrusted. */
+ * The hash is symmetric (addresses and ports XORed before mixing: both directions on one
+ * queue) and cheap, not Toeplitz: nothing needs to predict a NIC's result here. Non-IP
+ * frames go to queue 0, as RSS sends what it cannot hash; IP fragments hash on the addresses
+ * only. Everything read is bounds-checked: the frames are untrusted. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -138,10 +130,9 @@ static inline uint32_t ring_room(const struct dpv_spread *s, struct spread_ring 
 	return s->mask + 1 - (r->tail - r->head_seen);
 }
 
-/* Under the drain lock: up to a burst per software queue from each hardware queue in turn.
- * A frame whose ring is full is dropped and counted there, as a NIC's RSS queue drops when
- * its ring is: a queue whose thread falls behind loses its own flows' frames and never holds
- * up the others. */
+/* Under the drain lock: up to a burst per software queue from each hardware queue in turn;
+ * a frame whose ring is full is dropped and counted. */
+
 static void drain(struct dpv_port *p, struct dpv_spread *s)
 {
 	struct rte_mbuf *m[SPREAD_BURST], *drop[SPREAD_BURST];
