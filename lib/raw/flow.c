@@ -18,10 +18,29 @@
 
 int dpv__raw_flows_init(struct dpv_device *dev)
 {
-	pthread_mutex_init(&dev->flows_mutex, NULL);
-	TAILQ_INIT(&dev->flows);
-	dev->steer = NULL;
+	struct dpv_raw_port *rp = calloc(1, sizeof(*rp));
+
+	if (rp == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&rp->flows_mutex, NULL);
+	TAILQ_INIT(&rp->flows);
+	dev->raw = rp;
 	return 0;
+}
+
+/* The port started: one owner slot per receive queue (a restart may bring another count;
+ * no rule is steered in hardware while no context is open). */
+static void raw_start(struct dpv_device *dev, bool started)
+{
+	struct dpv_raw_port *rp = dev->raw;
+
+	if (!started || rp->nb_owner == dev->nb_rxq)
+		return;
+	pthread_mutex_lock(&rp->flows_mutex);
+	free(rp->rxq_owner);
+	rp->rxq_owner = calloc(dev->nb_rxq, sizeof(*rp->rxq_owner));
+	rp->nb_owner = rp->rxq_owner != NULL ? dev->nb_rxq : 0;
+	pthread_mutex_unlock(&rp->flows_mutex);
 }
 
 /* The size a spec of @type must have at least (its struct in verbs.h); 0: not supported. */
@@ -187,25 +206,25 @@ static struct ibv_flow *create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *a
 	f->priority = attr->priority;
 	f->dont_trap = attr->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
 	f->hw_want = -1;
-	pthread_mutex_lock(&dev->flows_mutex);
-	TAILQ_FOREACH(at, &dev->flows, next)
+	pthread_mutex_lock(&dev->raw->flows_mutex);
+	TAILQ_FOREACH(at, &dev->raw->flows, next)
 		if (at->priority > f->priority)
 			break;
 	if (at != NULL)
 		TAILQ_INSERT_BEFORE(at, f, next);
 	else
-		TAILQ_INSERT_TAIL(&dev->flows, f, next);
+		TAILQ_INSERT_TAIL(&dev->raw->flows, f, next);
 	rc = dpv__steer_rebuild(dev);
 	if (rc != 0) {
-		TAILQ_REMOVE(&dev->flows, f, next);
+		TAILQ_REMOVE(&dev->raw->flows, f, next);
 		dpv__steer_hw_drop(dev, f);
-		pthread_mutex_unlock(&dev->flows_mutex);
+		pthread_mutex_unlock(&dev->raw->flows_mutex);
 		free(f);
 		return dpv__fail_ptr(rc);
 	}
 	qp->nb_flows++;
 	dpv__device_rx_users(dev, 1);
-	pthread_mutex_unlock(&dev->flows_mutex);
+	pthread_mutex_unlock(&dev->raw->flows_mutex);
 	return &f->ibflow;
 }
 
@@ -217,13 +236,13 @@ static int destroy_flow(struct ibv_flow *ibflow)
 	if (f == NULL)
 		return -EINVAL;
 	dev = f->qp->ctx->dev;
-	pthread_mutex_lock(&dev->flows_mutex);
-	TAILQ_REMOVE(&dev->flows, f, next);
+	pthread_mutex_lock(&dev->raw->flows_mutex);
+	TAILQ_REMOVE(&dev->raw->flows, f, next);
 	dpv__steer_hw_drop(dev, f);
 	dpv__steer_rebuild_nofail(dev);     /* when it returns, no burst sees the rule */
 	f->qp->nb_flows--;
 	dpv__device_rx_users(dev, -1);
-	pthread_mutex_unlock(&dev->flows_mutex);
+	pthread_mutex_unlock(&dev->raw->flows_mutex);
 	free(f);
 	return 0;
 }
@@ -277,6 +296,7 @@ static unsigned int flows_release(struct dpv_context *ctx)
 static const struct dpv_device_hooks raw_hooks = {
 	.name = "raw_packet",
 	.init = dpv__raw_flows_init,
+	.start = raw_start,
 	.context_init = flows_context_init,
 	.release_before_qps = flows_release,
 };
@@ -296,14 +316,14 @@ int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	}
 	if (!(gid->raw[10] & 1))
 		return -EINVAL;                   /* not a multicast MAC */
-	pthread_mutex_lock(&dev->flows_mutex);
-	TAILQ_FOREACH(f, &dev->flows, next)
+	pthread_mutex_lock(&dev->raw->flows_mutex);
+	TAILQ_FOREACH(f, &dev->raw->flows, next)
 		if (f->mcast && f->qp == qp && memcmp(&f->gid, gid, sizeof(*gid)) == 0)
 			found = f;
 	if (attach && found == NULL) {
 		f = calloc(1, sizeof(*f));
 		if (f == NULL) {
-			pthread_mutex_unlock(&dev->flows_mutex);
+			pthread_mutex_unlock(&dev->raw->flows_mutex);
 			return -ENOMEM;
 		}
 		f->qp = qp;
@@ -314,23 +334,23 @@ int dpv__raw_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 		f->dont_trap = true;
 		memcpy(f->m.dmac, &gid->raw[10], 6);
 		memset(f->m.dmac_m, 0xff, 6);
-		TAILQ_INSERT_HEAD(&dev->flows, f, next);
+		TAILQ_INSERT_HEAD(&dev->raw->flows, f, next);
 		if (dpv__steer_rebuild(dev) != 0) {
-			TAILQ_REMOVE(&dev->flows, f, next);
+			TAILQ_REMOVE(&dev->raw->flows, f, next);
 			dpv__steer_hw_drop(dev, f);
-			pthread_mutex_unlock(&dev->flows_mutex);
+			pthread_mutex_unlock(&dev->raw->flows_mutex);
 			free(f);
 			return -ENOMEM;
 		}
 		dpv__device_rx_users(dev, 1);
 	} else if (!attach && found != NULL) {
-		TAILQ_REMOVE(&dev->flows, found, next);
+		TAILQ_REMOVE(&dev->raw->flows, found, next);
 		dpv__steer_hw_drop(dev, found);
 		dpv__steer_rebuild_nofail(dev);
 		dpv__device_rx_users(dev, -1);
 		free(found);
 	}
-	pthread_mutex_unlock(&dev->flows_mutex);
+	pthread_mutex_unlock(&dev->raw->flows_mutex);
 	return !attach && found == NULL ? -EINVAL : 0;
 }
 
@@ -341,11 +361,11 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp)
 	struct dpv_flow *f, *next;
 	TAILQ_HEAD(, dpv_flow) gone = TAILQ_HEAD_INITIALIZER(gone);
 
-	pthread_mutex_lock(&dev->flows_mutex);
-	for (f = TAILQ_FIRST(&dev->flows); f != NULL; f = next) {
+	pthread_mutex_lock(&dev->raw->flows_mutex);
+	for (f = TAILQ_FIRST(&dev->raw->flows); f != NULL; f = next) {
 		next = TAILQ_NEXT(f, next);
 		if (f->mcast && f->qp == qp) {
-			TAILQ_REMOVE(&dev->flows, f, next);
+			TAILQ_REMOVE(&dev->raw->flows, f, next);
 			TAILQ_INSERT_TAIL(&gone, f, next);
 		}
 	}
@@ -357,5 +377,5 @@ void dpv__qp_mcast_detach_all(struct dpv_qp *qp)
 		dpv__device_rx_users(dev, -1);
 		free(f);
 	}
-	pthread_mutex_unlock(&dev->flows_mutex);
+	pthread_mutex_unlock(&dev->raw->flows_mutex);
 }

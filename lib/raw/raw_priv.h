@@ -34,6 +34,17 @@ static inline struct dpv_raw_qp *to_rawqp(const struct dpv_qp *qp)
 	return qp->priv;
 }
 
+/* RAW_PACKET's state on a device (made by its init hook, dpv__raw_flows_init): the rules by
+ * priority (changed under flows_mutex), compiled into the table bursts read (steer.c), and
+ * the QP each receive queue is steered to in hardware (flows_mutex; sized at port start). */
+struct dpv_raw_port {
+	pthread_mutex_t flows_mutex;
+	TAILQ_HEAD(, dpv_flow) flows;
+	struct dpv_steer *steer;
+	struct dpv_qp **rxq_owner;
+	uint16_t nb_owner;                /* entries of rxq_owner */
+};
+
 /* A rule on the device's list, by priority (equal priorities in the order they came; groups
  * joined by ibv_attach_mcast first). */
 struct dpv_flow {

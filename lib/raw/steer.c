@@ -349,7 +349,7 @@ static int gather_rules(struct dpv_steer *st, struct dpv_device *dev)
 	struct key any = { { 0 } };
 	bool same = true;
 
-	TAILQ_FOREACH(f, &dev->flows, next)
+	TAILQ_FOREACH(f, &dev->raw->flows, next)
 		n[f->type]++;
 	st->rules = n[IBV_FLOW_ATTR_NORMAL] ? steer_alloc(st, n[IBV_FLOW_ATTR_NORMAL] *
 							  sizeof(struct rule)) : NULL;
@@ -361,7 +361,7 @@ static int gather_rules(struct dpv_steer *st, struct dpv_device *dev)
 	    (n[IBV_FLOW_ATTR_MC_DEFAULT] && !st->mc_defaults) ||
 	    (n[IBV_FLOW_ATTR_SNIFFER] && !st->sniffers))
 		return -ENOMEM;
-	TAILQ_FOREACH(f, &dev->flows, next) {
+	TAILQ_FOREACH(f, &dev->raw->flows, next) {
 		switch (f->type) {
 		case IBV_FLOW_ATTR_NORMAL: {
 			struct rule *r = &st->rules[st->nb_rules++];
@@ -441,11 +441,11 @@ static bool has_alone_rule(const struct dpv_steer *st, const struct dpv_qp *qp)
  * QP keeps its queue while it has such a rule; each rule learns its queue (hw_want). */
 static void assign_queues(struct dpv_steer *st, struct dpv_device *dev)
 {
-	uint16_t nb = dev->nb_rxq;
+	uint16_t nb = RTE_MIN(dev->nb_rxq, dev->raw->nb_owner);
 
 	for (uint16_t q = 1; q < nb; q++)
-		if (dev->rxq_owner[q] != NULL && !has_alone_rule(st, dev->rxq_owner[q]))
-			dev->rxq_owner[q] = NULL;
+		if (dev->raw->rxq_owner[q] != NULL && !has_alone_rule(st, dev->raw->rxq_owner[q]))
+			dev->raw->rxq_owner[q] = NULL;
 	for (unsigned int r = 0; r < st->nb_rules; r++) {
 		struct rule *x = &st->rules[r];
 		uint16_t q, free_q = 0;
@@ -453,11 +453,11 @@ static void assign_queues(struct dpv_steer *st, struct dpv_device *dev)
 		x->flow->hw_want = -1;
 		if (!x->alone)
 			continue;
-		for (q = 1; q < nb && dev->rxq_owner[q] != x->qp; q++)
-			if (free_q == 0 && dev->rxq_owner[q] == NULL)
+		for (q = 1; q < nb && dev->raw->rxq_owner[q] != x->qp; q++)
+			if (free_q == 0 && dev->raw->rxq_owner[q] == NULL)
 				free_q = q;
 		if (q == nb && free_q != 0)
-			dev->rxq_owner[q = free_q] = x->qp;
+			dev->raw->rxq_owner[q = free_q] = x->qp;
 		if (q < nb)
 			x->flow->hw_want = q;
 	}
@@ -468,7 +468,7 @@ static void hw_sync(struct dpv_device *dev)
 {
 	struct dpv_flow *f;
 
-	TAILQ_FOREACH(f, &dev->flows, next) {
+	TAILQ_FOREACH(f, &dev->raw->flows, next) {
 		if (f->type != IBV_FLOW_ATTR_NORMAL)
 			continue;
 		if (f->hw != NULL && f->hw_want != (int)f->hw_queue)
@@ -524,7 +524,7 @@ static int build_hints(struct dpv_steer *st, struct dpv_device *dev)
 static int steer_hw(struct dpv_steer *st, struct dpv_device *dev)
 {
 	if (dev->ops == NULL || dev->ops->flow_steer == NULL || dev->nb_rxq < 2 ||
-	    dev->rxq_owner == NULL)
+	    dev->raw->nb_owner != dev->nb_rxq)
 		return 0;
 	find_alone(st);
 	assign_queues(st, dev);
@@ -569,7 +569,7 @@ static struct dpv_steer *steer_build(struct dpv_device *dev)
 
 static void steer_publish(struct dpv_device *dev, struct dpv_steer *st)
 {
-	struct dpv_steer *old = dev->steer;
+	struct dpv_steer *old = dev->raw->steer;
 	int sniffers = st != NULL ? (int)st->nb_sniffers : 0;
 
 	/* The SNIFFER count tells the RoCE side whether a looped frame needs its ICRC (roce_rx.c)
@@ -580,7 +580,7 @@ static void steer_publish(struct dpv_device *dev, struct dpv_steer *st)
 		__atomic_store_n(&dev->sniffers, sniffers, __ATOMIC_RELAXED);
 		dpv__device_rx_quiesce(dev);
 	}
-	__atomic_store_n(&dev->steer, st, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->raw->steer, st, __ATOMIC_RELEASE);
 	dpv__device_rx_quiesce(dev);        /* no burst reads the old table any more */
 	steer_free(old);
 	__atomic_store_n(&dev->sniffers, sniffers, __ATOMIC_RELAXED);
@@ -859,7 +859,7 @@ static inline void set_all(const struct dpv_rx_set **to, const struct dpv_rx_set
 unsigned int dpv__steer_classify(struct dpv_device *dev, uint16_t queue, struct rte_mbuf **frames,
 				 uint16_t n, uint64_t taken, struct dpv_rx_class *c)
 {
-	const struct dpv_steer *st = __atomic_load_n(&dev->steer, __ATOMIC_ACQUIRE);
+	const struct dpv_steer *st = __atomic_load_n(&dev->raw->steer, __ATOMIC_ACQUIRE);
 	const struct queue_hint *h = NULL;
 	const struct dpv_rx_set *first;
 	unsigned int unsteered = 0;

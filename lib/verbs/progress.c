@@ -112,11 +112,9 @@ int dpv__device_rx_init(struct dpv_device *dev)
 	if (dev->rxqs != NULL && dev->nb_rxq == nb_rx)
 		return 0;                      /* the port started again as before */
 	free(dev->rxqs);                   /* no context open: nobody polls */
-	free(dev->rxq_owner);
 	dev->nb_rxq = 0;
 	dev->rxqs = aligned_alloc(RTE_CACHE_LINE_SIZE, nb_rx * sizeof(*dev->rxqs));
-	dev->rxq_owner = calloc(nb_rx, sizeof(*dev->rxq_owner));
-	if (dev->rxqs == NULL || dev->rxq_owner == NULL)
+	if (dev->rxqs == NULL)
 		return -ENOMEM;
 	memset(dev->rxqs, 0, nb_rx * sizeof(*dev->rxqs));
 	for (uint16_t q = 0; q < nb_rx; q++) {

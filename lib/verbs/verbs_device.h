@@ -24,12 +24,11 @@
 
 struct dpv_async_event;
 struct dpv_cq;
-struct dpv_flow;
 struct dpv_mcast;
 struct dpv_mr_table;
 struct dpv_qp;
 struct dpv_roce_port;
-struct dpv_steer;
+struct dpv_raw_port;
 struct rte_mbuf;
 struct rte_ring;
 
@@ -98,15 +97,10 @@ struct dpv_device {
 	dpv_spinlock_t txhs_lock;
 	TAILQ_HEAD(, dpv_txh) txhs;
 	struct dpv_tx_counters txhs_gone;  /* counters of closed transmitters */
-	/* receive steering: rules by priority (changed under flows_mutex), compiled into the
-	 * table bursts read (lib/raw/steer.c), and the receive progress of the port */
-	pthread_mutex_t flows_mutex;
-	TAILQ_HEAD(, dpv_flow) flows;
-	struct dpv_steer *steer;
-	int sniffers;              /* SNIFFER rules in that table (atomic; the loopback's ICRC) */
+	struct dpv_raw_port *raw;  /* RAW_PACKET's rules and steering (lib/raw, its init hook) */
+	int sniffers;              /* RAW's SNIFFER rules (atomic): RoCE's loopback keeps its ICRC */
 	struct dpv_rxq *rxqs;      /* the port's receive queues, once it started */
 	uint16_t nb_rxq;
-	struct dpv_qp **rxq_owner; /* the QP a queue is steered to in hardware (flows_mutex) */
 	/* transports without port_rx_queue get a device's frames one burst at a time */
 	dpv_spinlock_t rx_lock;
 	/* what transports without port_rx_queue count (under rx_lock), beside the queues' own */

@@ -122,7 +122,7 @@ static void expected(struct dpv_device *dev, const uint8_t *h, uint32_t len, boo
 
 	memset(times, 0, NQP * sizeof(int));
 	fields_of(h, len, &f);
-	TAILQ_FOREACH(fl, &dev->flows, next) {
+	TAILQ_FOREACH(fl, &dev->raw->flows, next) {
 		if (fl->type == IBV_FLOW_ATTR_SNIFFER)
 			times[(char (*)[64])fl->qp - qp_mem]++;
 		else if (!taken && fl->type == IBV_FLOW_ATTR_NORMAL && !steered &&
@@ -133,7 +133,7 @@ static void expected(struct dpv_device *dev, const uint8_t *h, uint32_t len, boo
 	}
 	if (steered || taken)
 		return;
-	TAILQ_FOREACH(fl, &dev->flows, next)
+	TAILQ_FOREACH(fl, &dev->raw->flows, next)
 		if (fl->type == IBV_FLOW_ATTR_ALL_DEFAULT ||
 		    (fl->type == IBV_FLOW_ATTR_MC_DEFAULT && (f.dmac[0] & 1)))
 			times[(char (*)[64])fl->qp - qp_mem]++;
@@ -343,13 +343,13 @@ static void add_flow(struct dpv_device *dev, struct dpv_flow *f)
 {
 	struct dpv_flow *at;
 
-	TAILQ_FOREACH(at, &dev->flows, next)
+	TAILQ_FOREACH(at, &dev->raw->flows, next)
 		if (at->priority > f->priority)
 			break;
 	if (at != NULL)
 		TAILQ_INSERT_BEFORE(at, f, next);
 	else
-		TAILQ_INSERT_TAIL(&dev->flows, f, next);
+		TAILQ_INSERT_TAIL(&dev->raw->flows, f, next);
 }
 
 /* A rule set: @nrules NORMAL rules of @nshapes shapes, and the other kinds at random. */
@@ -358,7 +358,7 @@ static void rules_make(struct dpv_device *dev, int nrules, int nshapes)
 	enum shape shapes[3];
 	int n = 0;
 
-	TAILQ_INIT(&dev->flows);
+	TAILQ_INIT(&dev->raw->flows);
 	for (int s = 0; s < nshapes; s++)
 		shapes[s] = (enum shape)rnd(S_SHAPES);
 	for (int r = 0; r < nrules; r++) {
@@ -468,6 +468,9 @@ int main(void)
 	dev.ops = &fake_ops;
 	if (dpv__device_rx_init(&dev) != 0)
 		return 1;
+	/* what RAW's start hook does once the port's queues are known */
+	dev.raw->rxq_owner = calloc(dev.nb_rxq, sizeof(*dev.raw->rxq_owner));
+	dev.raw->nb_owner = dev.nb_rxq;
 	for (int iter = 0; iter < 3000; iter++) {
 		int kind = iter % 3;
 
@@ -475,7 +478,7 @@ int main(void)
 		rules_make(&dev, kind == 2 ? 0 : 1 + (int)rnd(30), kind == 0 ? 1 : 2 + (int)rnd(2));
 		one_set(&dev);
 	}
-	TAILQ_INIT(&dev.flows);
+	TAILQ_INIT(&dev.raw->flows);
 	dpv__steer_rebuild(&dev);                   /* frees the last table */
 	printf("rules steered to a queue %d times, refused %d times\n", steered, steer_refused);
 	checks++;
@@ -483,7 +486,8 @@ int main(void)
 		failures++;
 		printf("FAIL: no rule went to a queue of its own\n");
 	}
-	free(dev.rxq_owner);
+	free(dev.raw->rxq_owner);
+	free(dev.raw);
 	free(dev.rxqs);
 	printf("steer: %d checks passed, %d failed\n", checks - failures, failures);
 	return failures != 0;
