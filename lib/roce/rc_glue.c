@@ -162,6 +162,7 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 	struct dpv_mr_table *t = qp->ctx->mrs;
 	struct dpv_tx_seg seg[32];
 	struct dpv_roce_path path = rq->av.path;
+	struct dpv_roce_cursor c;
 	struct rte_mbuf *m;
 	uint16_t nseg = 0;
 	int rc = 0;
@@ -185,7 +186,8 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 		return rc;
 	path.ip_id = rq->ip_id++;
 	path.icrc_skip = rq->av.loopback && dpv__device_loop_icrc_skip(qp->ctx->dev);
-	rc = dpv__roce_frame_mbuf(qp->txh, &path, h, seg, nseg,
+	c = (struct dpv_roce_cursor){ .seg = seg, .nseg = nseg };
+	rc = dpv__roce_frame_mbuf(qp->txh, &path, h, NULL, 0, &c,
 				  pl->src == DPV_RC_PAYLOAD_NONE ? 0 : pl->len, &m);
 	if (pl->src == DPV_RC_PAYLOAD_MEM && pl->len != 0)
 		dpv__spinlock_unlock(&t->lock);

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 frames: Ethernet[/VLAN] / IPv4 or IPv6 / UDP 4791 / transport headers / payload /
- * pad / ICRC, built from a path and taken apart from untrusted bytes. The IP and UDP headers
- * are written the way rxe's rxe_net.c writes them (IPv4 DF, UDP checksum 0). */
+ * pad / ICRC, built from a path and taken apart from untrusted bytes (roce_wire.h), and
+ * built into mbufs from gather lists for every transport (roce_frame.h). The IP and UDP
+ * headers are written the way rxe's rxe_net.c writes them (IPv4 DF, UDP checksum 0). */
 #include <errno.h>
 #include <string.h>
 
+#include <rte_mbuf.h>
+
 #include "dpv_offload.h"
-#include "roce_wire.h"
+#include "roce_frame.h"
+#include "verbs_priv.h"         /* dpv__loop_no_icrc */
 
 #define ETH_LEN		14
 #define IPV4_LEN	20
@@ -300,4 +304,93 @@ int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *o
 int dpv__roce_frame_parse_local(uint8_t *f, size_t len, struct dpv_roce_frame *out, bool fill)
 {
 	return frame_parse(f, len, out, false, fill ? f : NULL);
+}
+
+/* ---- frames into mbufs (roce_frame.h) ---- */
+
+/* A frame being written into a chain of mbufs, with the ICRC state of what it holds. */
+struct fwriter {
+	struct dpv_txh *h;
+	struct rte_mbuf *head, *last;
+	uint32_t crc;
+};
+
+static int fw_put(struct fwriter *w, const void *src, uint32_t n, bool crc)
+{
+	const uint8_t *s = src;
+
+	while (n > 0) {
+		uint32_t room = rte_pktmbuf_tailroom(w->last), k;
+		uint8_t *d;
+
+		if (room == 0) {
+			struct rte_mbuf *m = dpv__tx_mbuf(w->h, &w->h->build);
+
+			if (m == NULL)
+				return -ENOMEM;
+			w->last->next = m;
+			w->last = m;
+			w->head->nb_segs++;
+			room = rte_pktmbuf_tailroom(m);
+		}
+		k = RTE_MIN(room, n);
+		d = rte_pktmbuf_mtod_offset(w->last, uint8_t *, w->last->data_len);
+		memcpy(d, s, k);
+		if (crc)
+			w->crc = dpv__crc32_update(w->crc, d, k);   /* the copy, still in L1 */
+		w->last->data_len = (uint16_t)(w->last->data_len + k);
+		w->head->pkt_len += k;
+		s += k;
+		n -= k;
+	}
+	return 0;
+}
+
+int dpv__roce_frame_mbuf(struct dpv_txh *h, const struct dpv_roce_path *path,
+			 const struct dpv_roce_hdrs *hd, const uint8_t *pre, uint32_t pre_len,
+			 struct dpv_roce_cursor *c, uint32_t len, struct rte_mbuf **out)
+{
+	static const uint8_t zeros[4];
+	struct fwriter w = { .h = h };
+	uint32_t msg = pre_len + len, l2 = (uint32_t)l2_len(path);
+	bool ipv6 = !gid_is_v4(path->sgid), crc = !path->icrc_skip;
+	uint8_t *f, icrc[4] = { 0 };
+	int hl, rc = 0;
+
+	w.head = w.last = dpv__tx_mbuf(h, &h->build);
+	if (w.head == NULL)
+		return -ENOMEM;
+	f = rte_pktmbuf_mtod(w.head, uint8_t *);
+	hl = dpv__roce_frame_hdrs(f, rte_pktmbuf_tailroom(w.head), path, hd, msg);
+	if (hl < 0) {
+		rte_pktmbuf_free(w.head);
+		return hl;
+	}
+	w.head->data_len = (uint16_t)hl;
+	w.head->pkt_len = (uint32_t)hl;
+	if (crc)
+		w.crc = dpv__roce_icrc_hdrs(f + l2, ipv6, (size_t)hl - l2);
+	else
+		w.head->ol_flags |= dpv__loop_no_icrc;   /* 4 zero bytes where the ICRC goes */
+	if (pre_len != 0)
+		rc = fw_put(&w, pre, pre_len, crc);
+	while (rc == 0 && len > 0) {
+		const uint8_t *p;
+		uint32_t k = dpv__roce_cursor_next(c, len, &p);
+
+		rc = k == 0 ? -EINVAL : fw_put(&w, p, k, crc);
+		len -= k;
+	}
+	if (rc == 0)
+		rc = fw_put(&w, zeros, -msg & 3, crc);
+	if (crc)
+		dpv__roce_icrc_store(icrc, w.crc);
+	if (rc == 0)
+		rc = fw_put(&w, icrc, sizeof(icrc), false);
+	if (rc != 0) {
+		rte_pktmbuf_free(w.head);
+		return rc;
+	}
+	*out = w.head;
+	return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "dpv_roce.h"
+#include "roce_frame.h"
 #include "verbs_priv.h"
 
 /* An address handle: the path resolved once, when it is created (ibv_create_ah may block on
@@ -78,13 +79,6 @@ uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
  * families), -EHOSTUNREACH when the destination never answered ARP/ND. May block. */
 int dpv__roce_av_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr,
 			 struct dpv_ah *ah);
-
-/* One frame on @path with headers @hd and the @len bytes of @seg[0..@nseg) as payload, copied
- * into mbufs of @h (chained when longer than one), pad and ICRC included: 0, -ENOMEM (no
- * mbuf now), -EINVAL (the codec refused the headers). */
-int dpv__roce_frame_mbuf(struct dpv_txh *h, const struct dpv_roce_path *path,
-			 const struct dpv_roce_hdrs *hd, const struct dpv_tx_seg *seg,
-			 uint16_t nseg, uint32_t len, struct rte_mbuf **out);
 
 /* ud_send.c: the transport's send ops. */
 int dpv__ud_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

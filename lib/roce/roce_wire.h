@@ -159,9 +159,9 @@ struct dpv_roce_path {
 	uint8_t hop_limit;	/* IPv4 TTL */
 	uint16_t sport;		/* UDP source port (dpv__roce_udp_sport) */
 	uint16_t ip_id;		/* IPv4 identification */
-	/* for the port's own loopback ring, nobody watching: the frame builder of ud_send.c
-	 * writes 4 zero bytes for the ICRC and marks the mbuf (dpv__loop_no_icrc); the codec's
-	 * dpv__roce_frame_build ignores it */
+	/* for the port's own loopback ring, nobody watching: dpv__roce_frame_mbuf
+	 * (roce_frame.h) writes 4 zero bytes for the ICRC and marks the mbuf
+	 * (dpv__loop_no_icrc); the codec's dpv__roce_frame_build ignores it */
 	bool icrc_skip;
 };
 
@@ -212,8 +212,8 @@ struct dpv_roce_frame {
  * -EILSEQ    ICRC wrong (dropped and counted, never delivered)
  * and the errors of dpv__roce_hdrs_decode. Ethernet padding after the IP packet is ignored. */
 int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out);
-/* The same for a frame of the port's own loopback ring built without its ICRC (ud_send.c,
- * dpv_roce_path.icrc_skip): every check but the ICRC's; with @fill, the frame's ICRC is
+/* The same for a frame of the port's own loopback ring built without its ICRC
+ * (dpv__roce_frame_mbuf, dpv_roce_path.icrc_skip): every check but the ICRC's; with @fill, the frame's ICRC is
  * computed and written into its last 4 bytes (for the SNIFFER flows that will see it). */
 int dpv__roce_frame_parse_local(uint8_t *f, size_t len, struct dpv_roce_frame *out, bool fill);
 
