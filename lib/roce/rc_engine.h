@@ -22,7 +22,7 @@
 #define DPV_RC_ACKREQ_EVERY	32	/* AckReq at least every this many packets */
 #define DPV_RC_BURST		256	/* READ response packets per call before yielding */
 
-/* WR opcodes: the numbers of enum ibv_wr_opcode, so the glue passes them through. */
+/* WR opcodes: the numbers of enum ibv_wr_opcode, so rc_verbs.c passes them through. */
 enum dpv_rc_wr_opcode {
 	DPV_RC_WR_WRITE = 0,
 	DPV_RC_WR_WRITE_IMM = 1,
@@ -37,9 +37,9 @@ enum dpv_rc_wr_opcode {
 /* send flags: the bits of enum ibv_send_flags */
 enum {
 	DPV_RC_SEND_FENCE = 1 << 0,	/* wait until every earlier READ/atomic is answered */
-	DPV_RC_SEND_SIGNALED = 1 << 1,	/* carried for the glue; every WR is reported */
+	DPV_RC_SEND_SIGNALED = 1 << 1,	/* carried for the caller; every WR is reported */
 	DPV_RC_SEND_SOLICITED = 1 << 2,	/* BTH.SE on the last packet of a SEND / WRITE_IMM */
-	DPV_RC_SEND_INLINE = 1 << 3,	/* carried for the glue (its payload reader) */
+	DPV_RC_SEND_INLINE = 1 << 3,	/* carried for the caller (its payload reader) */
 };
 
 /* remote access rights: the bits of enum ibv_access_flags */

@@ -380,7 +380,7 @@ static int rc_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		engine_config(qp, &c);
 		if (c.mtu == 0)
 			return -EINVAL;          /* the port's MTU is below 256 */
-		rc = dpv__rc_init(&rq->eng, &c, &dpv_rc_glue_ops, qp);
+		rc = dpv__rc_init(&rq->eng, &c, &dpv_rc_verbs_ops, qp);
 		if (rc != 0)
 			return rc;
 		rq->eng_on = true;

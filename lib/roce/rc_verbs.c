@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* What the RC/UC engine asks of a verbs QP (struct dpv_rc_ops) and what a QP hands it:
+/* The RC/UC/XRC verbs transport: what the RC/UC engine asks of a verbs QP (struct dpv_rc_ops)
+ * and what a QP hands it:
  *   posting    a send WR is checked with the verbs core's table, its gather list (or its
  *              INLINE bytes) kept in the SQ slot, its MRs held until it completes, and
  *              given to the engine, which sends what its windows allow; receive WQEs are
@@ -155,7 +156,7 @@ void dpv__rc_tx_drop(struct dpv_qp *qp)
 	rq->ntx = 0;
 }
 
-static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_rc_payload *pl)
+static int cb_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_rc_payload *pl)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_rc_qp *rq = to_rcqp(qp);
@@ -198,7 +199,7 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 	return xmit(qp, m);
 }
 
-static int glue_wr_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
+static int cb_wr_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
 			 uint32_t len)
 {
 	struct dpv_qp *qp = ctx;
@@ -207,7 +208,7 @@ static int glue_wr_write(void *ctx, uint64_t handle, uint32_t off, const void *d
 	return scatter(qp, slot_sge(qp, slot), to_rcqp(qp)->nsge[slot], off, data, len);
 }
 
-static int glue_recv_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
+static int cb_recv_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
 			   uint32_t len)
 {
 	struct dpv_qp *qp = ctx;
@@ -217,7 +218,7 @@ static int glue_recv_write(void *ctx, uint64_t handle, uint32_t off, const void 
 	return scatter(qp, dpv__rq_sges(r, slot), r->wqe[slot].nsge, off, data, len);
 }
 
-static int glue_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access)
+static int cb_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_mr_table *t = qp->ctx->mrs;
@@ -229,7 +230,7 @@ static int glue_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, u
 	return mr != NULL ? 0 : -EACCES;
 }
 
-static int glue_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *data, uint32_t len)
+static int cb_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *data, uint32_t len)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_mr_table *t = qp->ctx->mrs;
@@ -243,7 +244,7 @@ static int glue_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *dat
 	return mr != NULL ? 0 : -EACCES;
 }
 
-static int glue_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
+static int cb_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
 			   uint64_t compare_add, uint64_t swap, uint64_t *orig)
 {
 	struct dpv_qp *qp = ctx;
@@ -270,12 +271,12 @@ static int glue_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode
 	return mr != NULL ? 0 : -EACCES;
 }
 
-static int glue_mem_invalidate(void *ctx, uint32_t rkey)
+static int cb_mem_invalidate(void *ctx, uint32_t rkey)
 {
 	return dpv__mw_invalidate(ctx, rkey, true) == 0 ? 0 : -EACCES;
 }
 
-static void glue_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
+static void cb_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_wqe *w = &qp->sq.wqe[(uint32_t)c->handle & qp->sq.mask];
@@ -285,7 +286,7 @@ static void glue_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
 	dpv__wqe_release(w);
 }
 
-static void glue_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
+static void cb_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_rq *r = &qp->rq;
@@ -307,22 +308,22 @@ static void glue_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 	r->tail++;
 }
 
-static void glue_qp_error(void *ctx)
+static void cb_qp_error(void *ctx)
 {
 	to_rcqp((struct dpv_qp *)ctx)->failed = true;   /* acted on once the engine returns */
 }
 
-const struct dpv_rc_ops dpv_rc_glue_ops = {
-	.emit = glue_emit,
-	.wr_write = glue_wr_write,
-	.recv_write = glue_recv_write,
-	.mem_check = glue_mem_check,
-	.mem_write = glue_mem_write,
-	.mem_atomic = glue_mem_atomic,
-	.mem_invalidate = glue_mem_invalidate,
-	.send_done = glue_send_done,
-	.recv_done = glue_recv_done,
-	.qp_error = glue_qp_error,
+const struct dpv_rc_ops dpv_rc_verbs_ops = {
+	.emit = cb_emit,
+	.wr_write = cb_wr_write,
+	.recv_write = cb_recv_write,
+	.mem_check = cb_mem_check,
+	.mem_write = cb_mem_write,
+	.mem_atomic = cb_mem_atomic,
+	.mem_invalidate = cb_mem_invalidate,
+	.send_done = cb_send_done,
+	.recv_done = cb_recv_done,
+	.qp_error = cb_qp_error,
 };
 
 /* ---- driving the engine ---- */

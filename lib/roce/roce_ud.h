@@ -116,7 +116,7 @@ enum dpv_ud_rx {
 enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
 			       const struct dpv_roce_frame *fr, struct dpv_cqe_batch *b);
 
-/* rc_glue.c: a received RC/UC packet @fr of frame @f for @qp (its lock held), from the QP's
+/* rc_verbs.c: a received RC/UC packet @fr of frame @f for @qp (its lock held), from the QP's
  * peer, to its engine; DPV_UD_RX_NO_QP when the QP does not receive now or the frame comes
  * from elsewhere, DPV_UD_RX_BAD_OPCODE for another transport's opcode. Once the burst has
  * no more frames for @qp in a row, dpv__rc_rx_done: the ACK they asked for (one for all) and
