@@ -68,9 +68,6 @@ struct dpv_mcast {
 	struct dpv_qp *qp;
 };
 
-/* Is @gid an IPv4 (224.0.0.0/4, mapped) or IPv6 (ff00::/8) multicast group? */
-bool dpv__roce_gid_is_mcast(const uint8_t gid[16]);
-
 /* The largest UD message payload on @dev's port: its active MTU in bytes (0 below 256). */
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
 

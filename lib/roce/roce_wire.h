@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define DPV_ROCE_UDP_PORT	4791
 #define DPV_ROCE_SPORT_MIN	0xC000	/* rxe's source ports: the dynamic range */
@@ -218,6 +219,22 @@ int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *o
 int dpv__roce_frame_parse_local(uint8_t *f, size_t len, struct dpv_roce_frame *out, bool fill);
 
 /* --- addresses (roce_gid.c) --- */
+
+/* The first 12 bytes of an IPv4-mapped GID, ::ffff:a.b.c.d (RFC 4291 2.5.5.2). */
+extern const uint8_t dpv__roce_v4_prefix[12];
+
+/* Is @gid IPv4-mapped (an IPv4 address; its frames are IPv4)? */
+static inline bool dpv__roce_gid_is_v4(const uint8_t gid[16])
+{
+	return memcmp(gid, dpv__roce_v4_prefix, sizeof(dpv__roce_v4_prefix)) == 0;
+}
+
+/* Is @gid an IPv4 (224.0.0.0/4, mapped) or IPv6 (ff00::/8) multicast group? */
+bool dpv__roce_gid_is_mcast(const uint8_t gid[16]);
+
+/* The MAC of multicast group @gid (RFC 1112 6.4: 01:00:5e and the group's low 23 bits;
+ * RFC 2464 7: 33:33 and its last 4 bytes); false, @mac untouched, for a unicast GID. */
+bool dpv__roce_gid_mcast_mac(const uint8_t gid[16], uint8_t mac[6]);
 
 /* GID index 0 of a port: fe80::/64 with the EUI-64 of @mac (universal/local bit flipped). */
 void dpv__roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6]);

@@ -11,15 +11,6 @@
 #include "roce_port.h"
 #include "roce_ud.h"
 
-static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
-
-bool dpv__roce_gid_is_mcast(const uint8_t gid[16])
-{
-	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0)
-		return (gid[12] & 0xF0) == 0xE0;          /* 224.0.0.0/4 */
-	return gid[0] == 0xFF;
-}
-
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev)
 {
 	return dpv__roce_mtu_bytes(dpv__roce_active_mtu(dev->caps.mtu));
@@ -213,22 +204,6 @@ int dpv__ud_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	return rc;
 }
 
-/* RFC 1112 6.4: 01:00:5e + the group's low 23 bits; RFC 2464 7: 33:33 + its last 4 bytes. */
-static void group_mac(const uint8_t gid[16], uint8_t mac[6])
-{
-	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0) {
-		mac[0] = 0x01;
-		mac[1] = 0x00;
-		mac[2] = 0x5E;
-		mac[3] = gid[13] & 0x7F;
-		mac[4] = gid[14];
-		mac[5] = gid[15];
-	} else {
-		mac[0] = mac[1] = 0x33;
-		memcpy(mac + 2, gid + 12, 4);
-	}
-}
-
 unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsigned int max)
 {
 	struct dpv_mcast *m;
@@ -239,7 +214,7 @@ unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsi
 		uint8_t mac[6];
 		bool dup = false;
 
-		group_mac(m->gid, mac);
+		(void)dpv__roce_gid_mcast_mac(m->gid, mac);
 		for (unsigned int j = 0; j < n; j++)
 			dup |= memcmp(macs[j], mac, 6) == 0;
 		if (!dup && n < max)
