@@ -15,12 +15,12 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
+#include "dpv_offload.h"
 #include "verbs_priv.h"
 
 #define FAST_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_INLINE | IBV_SEND_IP_CSUM)
 #define FAST_SGE 4                 /* SGEs a WR may have on the fast path */
 #define FAST_BURST 32
-#define ETH_HLEN 14
 /* Service mode: how far ahead each side asks for the other core's cache lines (a descriptor
  * and the data ring were last written, or read, on the other core: the transfers of several
  * lines overlap instead of stalling one after the other): SVC_AHEAD slots of descriptors,
@@ -85,8 +85,8 @@ static __rte_always_inline bool fast_wr(const struct dpv_qp *qp, const struct ib
 	for (int i = 1; i < wr->num_sge; i++)
 		l += wr->sg_list[i].length;
 	/* one compare per WR: the limits were folded when the QP entered RTS */
-	if (unlikely(l - ETH_HLEN >= (f & IBV_SEND_INLINE ? qp->fast_span_inline :
-							     qp->fast_span_copy)))
+	if (unlikely(l - DPV_ETH_HLEN >= (f & IBV_SEND_INLINE ? qp->fast_span_inline :
+								 qp->fast_span_copy)))
 		return false;
 	if (unlikely((f & IBV_SEND_IP_CSUM) &&
 		     !dpv__tx_ip_csum_allowed(qp->txh->caps, qp->txh->ctl)))   /* read-only */
