@@ -2,7 +2,8 @@
 /* RoCEv2 on the verbs core, what its files share: address handles (roce_ah.c), the UD
  * transport (ud_qp.c: the ops table and states; ud_send.c: WRs to frames; ud_recv.c: a
  * datagram into a receive WQE) and the receive demux of the port (roce_rx.c: frames to the
- * port's GIDs, taken apart, to the QP their BTH names). Private to libdpverbs; functions
+ * port's GIDs, taken apart, to the QP their BTH names), and what every RoCE QP shares
+ * (roce_qp.c: its transmitter, its count among the receivers). Private to libdpverbs; functions
  * return 0 or a negative errno. */
 #ifndef DPV_ROCE_UD_H
 #define DPV_ROCE_UD_H
@@ -67,6 +68,16 @@ struct dpv_mcast {
 	uint8_t gid[16];
 	struct dpv_qp *qp;
 };
+
+/* roce_qp.c: what QPs of every RoCE transport share. */
+/* Open @qp's transmitter on its port (qp->txh) unless it has one: frames are copies, so
+ * it never reports memory released. */
+int dpv__roce_txh_open(struct dpv_qp *qp);
+/* Close it, if open (the QP goes). */
+void dpv__roce_txh_close(struct dpv_qp *qp);
+/* Count @qp among its device's receivers while @on (out of RESET), once: *@counted is the
+ * QP's own flag of whether it is counted. */
+void dpv__roce_rx_user(struct dpv_qp *qp, bool *counted, bool on);
 
 /* The largest UD message payload on @dev's port: its active MTU in bytes (0 below 256). */
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);

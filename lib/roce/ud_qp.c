@@ -39,16 +39,6 @@ static int ud_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	return 0;
 }
 
-static void rx_user(struct dpv_qp *qp, bool on)
-{
-	struct dpv_ud_qp *ud = to_udqp(qp);
-
-	if (ud->rx_user == on)
-		return;
-	ud->rx_user = on;
-	dpv__device_rx_users(qp->ctx->dev, on ? 1 : -1);
-}
-
 static void ud_destroy(struct dpv_qp *qp)
 {
 	struct dpv_ud_qp *ud = to_udqp(qp);
@@ -56,38 +46,13 @@ static void ud_destroy(struct dpv_qp *qp)
 	dpv__ud_mcast_detach_all(qp);
 	if (ud == NULL)
 		return;
-	rx_user(qp, false);
+	dpv__roce_rx_user(qp, &ud->rx_user, false);
 	__atomic_fetch_sub(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
-	if (qp->txh != NULL) {
-		dpv__device_txh_close(qp->ctx->dev, qp->txh);
-		free(qp->txh);
-		qp->txh = NULL;
-	}
+	dpv__roce_txh_close(qp);
 	dpv__ud_frames_free(qp);
 	free(ud->frames);
 	free(ud);
 	qp->priv = NULL;
-}
-
-/* Frames are copies, released as they are built: the transmitter never calls back. */
-static void nothing_held(void *owner)
-{
-}
-
-static int open_txh(struct dpv_qp *qp)
-{
-	struct dpv_txh *h = calloc(1, sizeof(*h));
-	int rc;
-
-	if (h == NULL)
-		return -ENOMEM;
-	rc = dpv__device_txh_open(qp->ctx->dev, h, nothing_held);
-	if (rc != 0) {
-		free(h);
-		return rc;
-	}
-	qp->txh = h;
-	return 0;
 }
 
 static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
@@ -95,15 +60,15 @@ static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	struct dpv_ud_qp *ud = to_udqp(qp);
 	int rc = 0;
 
-	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR && qp->txh == NULL)
-		rc = open_txh(qp);
+	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR)
+		rc = dpv__roce_txh_open(qp);
 	if (rc != 0)
 		return rc;
 	if (qp->state == IBV_QPS_RESET && next != IBV_QPS_RESET)
 		ud->sport = dpv__roce_udp_sport_qpn(qp->ibqp.qp_num);
 	if (qp->state == IBV_QPS_RTR && next == IBV_QPS_RTS)
 		ud->psn = qp->sq_psn & DPV_ROCE_PSN_MASK;
-	rx_user(qp, next != IBV_QPS_RESET);
+	dpv__roce_rx_user(qp, &ud->rx_user, next != IBV_QPS_RESET);
 	return 0;
 }
 
