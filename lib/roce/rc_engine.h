@@ -293,9 +293,14 @@ int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
  * than the new counts. -EINVAL out of range. */
 int dpv__rc_set_retry(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
 
-/* Queue a send WR and send what the windows allow. -EINVAL: opcode unknown, or READ/atomic/
- * SEND_INV on UC, atomic length not 8 or address not 8-aligned, length above DPV_RC_MAX_MSG; -ENOMEM:
- * max_send_wr WRs outstanding. In ERR the WR is accepted and flushed at once. */
+/* Whether a QP configured as @cfg (its uc flag and mtu) can carry @wr: 0, or -EINVAL for an
+ * unknown opcode, READ/atomic/SEND_INV on UC, an atomic whose length is not 8 or whose
+ * address is not 8-aligned, a length above DPV_RC_MAX_MSG, a READ of more than 2^22
+ * responses. The one check of a send WR's transport semantics; dpv__rc_post_send runs it. */
+int dpv__rc_wr_check(const struct dpv_rc_config *cfg, const struct dpv_rc_send_wr *wr);
+
+/* Queue a send WR and send what the windows allow. -EINVAL: dpv__rc_wr_check refused it;
+ * -ENOMEM: max_send_wr WRs outstanding. In ERR the WR is accepted and flushed at once. */
 int dpv__rc_post_send(struct dpv_rc *rc, const struct dpv_rc_send_wr *wr, uint64_t now);
 
 /* Queue a receive WQE of @length bytes. -ENOMEM when max_recv_wr are posted. In ERR it is

@@ -429,7 +429,7 @@ static void engine_wr(const struct ibv_send_wr *wr, uint64_t handle, uint64_t le
 		.opcode = (uint8_t)wr->opcode,
 		.flags = (uint8_t)(wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 						     IBV_SEND_SOLICITED | IBV_SEND_INLINE)),
-		.length = (uint32_t)len,
+		.length = (uint32_t)RTE_MIN(len, (uint64_t)UINT32_MAX),   /* above the limit */
 		.remote_addr = atomic ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr,
 		.rkey = atomic ? wr->wr.atomic.rkey : wr->wr.rdma.rkey,
 		.imm = wr->imm_data,
@@ -479,12 +479,8 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = dpv__wr_check_shape(&qp->lim, wr, len, NULL, 0, NULL);
-	if (rc == 0 && len > DPV_RC_MAX_MSG)
-		rc = -EINVAL;
 	if (rc != 0)
 		return rc;
-	if (wr->opcode == IBV_WR_SEND_WITH_INV && qp->type == IBV_QPT_UC)
-		return -EINVAL;             /* no such UC opcode on the wire (rxe: LOC_QP_OP_ERR) */
 	*w = (struct dpv_wqe){
 		.wr_id = wr->wr_id,
 		.opcode = dpv__wr_wc_opcode(wr->opcode),
@@ -496,18 +492,27 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 		run_local(qp, w, wr);
 		goto posted;
 	}
+	engine_wr(wr, sq->post, len, &e);
+	if (!rq->eng_on) {                  /* posted in ERR before RTR: the engine's check */
+		const struct dpv_rc_config c = { .uc = qp->type == IBV_QPT_UC, .mtu = 4096 };
+
+		rc = dpv__rc_wr_check(&c, &e);
+		if (rc != 0)
+			return rc;
+	}
 	keep_wr(qp, slot, wr);
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		hold_mrs(qp, w, wr);
 	if (rq->eng_on) {
-		engine_wr(wr, sq->post, len, &e);
-		rc = dpv__rc_post_send(&rq->eng, &e, now);   /* may complete it at once (ERR) */
+		/* checks what the verbs table leaves to the transport (UC's opcodes, the
+		 * message size); may complete the WR at once (ERR) */
+		rc = dpv__rc_post_send(&rq->eng, &e, now);
 		if (rc != 0) {
 			dpv__wqe_put_mrs(w);
 			return rc;
 		}
 	} else {
-		w->status = IBV_WC_WR_FLUSH_ERR;    /* posted in ERR before RTR */
+		w->status = IBV_WC_WR_FLUSH_ERR;
 		dpv__wqe_release(w);
 	}
 posted:
