@@ -5,7 +5,7 @@
  * replay cache, ACK/NAK) and the completer (ACKs, NAKs, READ responses, timeouts) of one QP.
  * "Sans-IO": no DPDK, no driver, no verbs object. It is driven by calls (post a WR, post a
  * receive, a received packet, the time) and answers through the callbacks of struct
- * dpv_rc_ops; timers are deadlines in nanoseconds the caller polls. doc/roce.md, "RC/UC
+ * dpv_rc_ops; timers are deadlines in nanoseconds the caller polls. doc/roce-rc.md, "RC/UC
  * engine". Functions return 0 or a negative errno. Not thread-safe: one caller at a time, and
  * the callbacks must not call back into the same engine. */
 #ifndef DPV_RC_ENGINE_H

@@ -3,7 +3,7 @@
  * attributes and states, the QP's timer) and rc_verbs.c (the verbs transport: the engine's
  * callbacks — frames out, memory in and out, completions —, posting, received packets in). The protocol itself is the
  * sans-IO engine of rc_engine.h. Private to libdpverbs; functions return 0 or a negative
- * errno. doc/roce.md, "RC and UC queue pairs". */
+ * errno. doc/roce-rc.md, "RC and UC queue pairs". */
 #ifndef DPV_ROCE_RC_H
 #define DPV_ROCE_RC_H
 
