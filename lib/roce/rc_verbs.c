@@ -469,25 +469,12 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t no
 	uint32_t slot = sq->post & sq->mask;
 	struct dpv_wqe *w = &sq->wqe[slot];
 	struct dpv_rc_send_wr e;
-	uint64_t len = 0;
-	int rc;
+	uint64_t len;
+	int rc = dpv__roce_wr_check(qp, wr, &len, NULL);
 
-	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
-		len = dpv__wr_length(wr);
-	rc = dpv__wr_check_basic(&qp->lim, wr, len);
-	if (rc == 0 && sq->post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE) >= sq->max_wr)
-		rc = -ENOMEM;
-	if (rc == 0)
-		rc = dpv__wr_check_shape(&qp->lim, wr, len, NULL, 0, NULL);
 	if (rc != 0)
 		return rc;
-	*w = (struct dpv_wqe){
-		.wr_id = wr->wr_id,
-		.opcode = dpv__wr_wc_opcode(wr->opcode),
-		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
-		.byte_len = (uint32_t)len,
-		.mrs = w->mrs,
-	};
+	dpv__roce_wqe_init(qp, w, wr, len);
 	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
 		run_local(qp, w, wr);
 		goto posted;

@@ -79,6 +79,39 @@ void dpv__roce_txh_close(struct dpv_qp *qp);
  * QP's own flag of whether it is counted. */
 void dpv__roce_rx_user(struct dpv_qp *qp, bool *counted, bool on);
 
+/* The checks of a send WR every RoCE QP makes before its own, in the verbs order: the
+ * opcode table's (dpv__wr_check_basic), room in the SQ (-ENOMEM), the WR's shape (a TSO
+ * header parsed into @tso, when not NULL). *@len: the WR's length. QP lock held. */
+static inline int dpv__roce_wr_check(struct dpv_qp *qp, const struct ibv_send_wr *wr,
+				     uint64_t *len, struct dpv_hdr_info *tso)
+{
+	int rc;
+
+	*len = 0;
+	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
+		*len = dpv__wr_length(wr);
+	rc = dpv__wr_check_basic(&qp->lim, wr, *len);
+	if (unlikely(rc != 0))
+		return rc;
+	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
+		     qp->sq.max_wr))
+		return -ENOMEM;
+	return dpv__wr_check_shape(&qp->lim, wr, *len, NULL, 0, tso);
+}
+
+/* SQ slot @w for @wr of @len bytes: what its completion reports; its MR array kept. */
+static inline void dpv__roce_wqe_init(const struct dpv_qp *qp, struct dpv_wqe *w,
+				      const struct ibv_send_wr *wr, uint64_t len)
+{
+	*w = (struct dpv_wqe){
+		.wr_id = wr->wr_id,
+		.opcode = dpv__wr_wc_opcode(wr->opcode),
+		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
+		.byte_len = (uint32_t)len,
+		.mrs = w->mrs,
+	};
+}
+
 /* The largest UD message payload on @dev's port: its active MTU in bytes (0 below 256). */
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
 

@@ -226,13 +226,7 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t
 	struct dpv_ud_frames *f = &to_udqp(qp)->frames[slot];
 	enum ibv_qp_state state = dpv__qp_state(qp);
 
-	*w = (struct dpv_wqe){
-		.wr_id = wr->wr_id,
-		.opcode = dpv__wr_wc_opcode(wr->opcode),
-		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
-		.byte_len = (uint32_t)len,
-		.mrs = w->mrs,
-	};
+	dpv__roce_wqe_init(qp, w, wr, len);
 	*f = (struct dpv_ud_frames){ 0 };
 	/* In SQE and ERR the WR is accepted, and flushed by the next progress. */
 	if (state == IBV_QPS_RTS || state == IBV_QPS_SQD) {
@@ -254,18 +248,9 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t
 static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 {
 	struct dpv_hdr_info tso_info;
-	uint64_t len = 0;
-	int rc;
+	uint64_t len;
+	int rc = dpv__roce_wr_check(qp, wr, &len, &tso_info);
 
-	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
-		len = dpv__wr_length(wr);
-	rc = dpv__wr_check_basic(&qp->lim, wr, len);
-	if (unlikely(rc != 0))
-		return rc;
-	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
-		     qp->sq.max_wr))
-		return -ENOMEM;
-	rc = dpv__wr_check_shape(&qp->lim, wr, len, NULL, 0, &tso_info);
 	if (unlikely(rc != 0))
 		return rc;
 	/* a UD WR names its destination: no AH, or one of another device, is refused */
