@@ -27,8 +27,6 @@ void dpv__roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6])
 	gid[15] = mac[5];
 }
 
-const uint8_t dpv__roce_v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
-
 void dpv__roce_gid_from_ipv4(uint8_t gid[16], uint32_t addr)
 {
 	memcpy(gid, dpv__roce_v4_prefix, 12);

@@ -220,8 +220,9 @@ int dpv__roce_frame_parse_local(uint8_t *f, size_t len, struct dpv_roce_frame *o
 
 /* --- addresses (roce_gid.c) --- */
 
-/* The first 12 bytes of an IPv4-mapped GID, ::ffff:a.b.c.d (RFC 4291 2.5.5.2). */
-extern const uint8_t dpv__roce_v4_prefix[12];
+/* The first 12 bytes of an IPv4-mapped GID, ::ffff:a.b.c.d (RFC 4291 2.5.5.2). Static in
+ * the header so that the compiler sees its bytes: comparisons with it compile to two loads. */
+static const uint8_t dpv__roce_v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
 
 /* Is @gid IPv4-mapped (an IPv4 address; its frames are IPv4)? */
 static inline bool dpv__roce_gid_is_v4(const uint8_t gid[16])
