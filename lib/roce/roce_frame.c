@@ -10,7 +10,7 @@
 
 #include "dpv_offload.h"
 #include "roce_frame.h"
-#include "verbs_priv.h"         /* dpv__loop_no_icrc */
+#include "roce_ud.h"           /* dpv__loop_no_icrc */
 
 #define IP_MAX		65535
 
