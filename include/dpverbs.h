@@ -64,7 +64,7 @@ struct dpv_port_info {
 int dpv_set_offload_policy(struct ibv_context *context, enum dpv_offload_policy policy);
 
 /**
- * dpv_port_add_addr - give @context's port an IP address for RoCEv2 (doc/roce.md).
+ * dpv_port_add_addr - give @context's port an IP address for RoCEv2 (doc/roce-addressing.md).
  * @addr: "a.b.c.d" or IPv6 text ("fd00::2", "fe80::1"), without a prefix length.
  *
  * The address gets the first empty GID index after 0 (::ffff:a.b.c.d for IPv4, the address
@@ -102,7 +102,8 @@ struct dpv_port_stats {
 	uint64_t rx_frames;         /* frames received from the port */
 	uint64_t rx_unsteered;      /* ... that no flow took (dropped) */
 	uint64_t rx_no_wqe;         /* deliveries dropped: the QP had no receive WQE posted */
-	/* RoCEv2 (doc/roce.md): frames to the port's GIDs or to a group one of its QPs is in */
+	/* RoCEv2 (doc/roce-ud.md, "UD receive"): frames to the port's GIDs or to a group one
+	 * of its QPs is in */
 	uint64_t rx_roce;           /* RoCEv2 frames the port's RoCE side took */
 	uint64_t rx_roce_bad_icrc;  /* ... dropped: ICRC wrong */
 	uint64_t rx_roce_malformed; /* ... dropped: headers (lengths, pad, BTH version, unknown
@@ -120,7 +121,8 @@ struct dpv_port_stats {
 	uint64_t rx_cycles_burst, rx_cycles_classify, rx_cycles_copy, rx_cycles_cqe;
 	uint64_t rx_cycles_free;
 	uint64_t tsc_hz;
-	/* ARP and IPv6 neighbour discovery of a port with addresses (doc/roce.md, "Neighbours") */
+	/* ARP and IPv6 neighbour discovery of a port with addresses (doc/roce-addressing.md,
+	 * "Neighbours") */
 	uint64_t tx_nd;             /* requests and answers the port sent */
 	uint64_t tx_nd_dropped;     /* ... that it could not send (no mbuf, queue full) */
 	uint64_t rx_nd;             /* ARP/ND frames the port consumed (its own come back too) */

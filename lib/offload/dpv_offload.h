@@ -11,6 +11,18 @@
 
 struct rte_mbuf;
 
+/* Header sizes and Ethernet types, for every layer that writes or reads frames. */
+#define DPV_ETH_HLEN		14	/* destination, source, type */
+#define DPV_VLAN_HLEN		4	/* one 802.1Q or 802.1ad tag */
+#define DPV_IPV4_HLEN		20	/* without options */
+#define DPV_IPV6_HLEN		40	/* without extension headers */
+#define DPV_UDP_HLEN		8
+#define DPV_ETH_P_IPV4		0x0800
+#define DPV_ETH_P_ARP		0x0806
+#define DPV_ETH_P_8021Q		0x8100
+#define DPV_ETH_P_IPV6		0x86DD
+#define DPV_ETH_P_8021AD	0x88A8
+
 /* A port's offload policy and the offloads forced to software (<dpverbs.h>); __atomic, as
  * they change at run time. */
 struct dpv_offload_ctl {
@@ -47,12 +59,13 @@ static inline bool dpv__may_be_ipv4(const uint8_t *h, size_t len)
 {
 	uint16_t type;
 
-	if (len < 14)
+	if (len < DPV_ETH_HLEN)
 		return false;
 	type = (uint16_t)(h[12] << 8 | h[13]);
 	/* three tests and branches (as one expression, the compiler makes setcc and or) */
-	if (__builtin_expect(type != 0x0800, 1) && __builtin_expect(type != 0x8100, 1) &&
-	    __builtin_expect(type != 0x88a8, 1))
+	if (__builtin_expect(type != DPV_ETH_P_IPV4, 1) &&
+	    __builtin_expect(type != DPV_ETH_P_8021Q, 1) &&
+	    __builtin_expect(type != DPV_ETH_P_8021AD, 1))
 		return false;
 	return true;
 }

@@ -7,12 +7,6 @@
 
 #include "dpv_offload.h"
 
-#define ETH_HLEN 14
-#define VLAN_HLEN 4
-#define ETH_P_IPV4 0x0800
-#define ETH_P_IPV6 0x86dd
-#define ETH_P_8021Q 0x8100
-#define ETH_P_8021AD 0x88a8
 
 static uint16_t be16_at(const uint8_t *p)
 {
@@ -21,15 +15,15 @@ static uint16_t be16_at(const uint8_t *p)
 
 static size_t parse_l2(const uint8_t *f, size_t len, struct dpv_hdr_info *info)
 {
-	size_t off = ETH_HLEN;
+	size_t off = DPV_ETH_HLEN;
 
-	if (len < ETH_HLEN)
+	if (len < DPV_ETH_HLEN)
 		return 0;
 	info->ethertype = be16_at(f + 12);
-	while ((info->ethertype == ETH_P_8021Q || info->ethertype == ETH_P_8021AD) &&
-	       info->vlans < 2 && len >= off + VLAN_HLEN) {
+	while ((info->ethertype == DPV_ETH_P_8021Q || info->ethertype == DPV_ETH_P_8021AD) &&
+	       info->vlans < 2 && len >= off + DPV_VLAN_HLEN) {
 		info->ethertype = be16_at(f + off + 2);
-		off += VLAN_HLEN;
+		off += DPV_VLAN_HLEN;
 		info->vlans++;
 	}
 	info->l2_len = (uint16_t)off;
@@ -40,10 +34,10 @@ static size_t parse_ipv4(const uint8_t *ip, size_t len, struct dpv_hdr_info *inf
 {
 	size_t ihl;
 
-	if (len < 20 || (ip[0] >> 4) != 4)
+	if (len < DPV_IPV4_HLEN || (ip[0] >> 4) != 4)
 		return 0;
 	ihl = (size_t)(ip[0] & 0x0f) * 4;
-	if (ihl < 20 || ihl > len)
+	if (ihl < DPV_IPV4_HLEN || ihl > len)
 		return 0;
 	info->l3 = DPV_L3_IPV4;
 	info->l3_len = (uint16_t)ihl;
@@ -54,10 +48,10 @@ static size_t parse_ipv4(const uint8_t *ip, size_t len, struct dpv_hdr_info *inf
 
 static size_t parse_ipv6(const uint8_t *ip, size_t len, struct dpv_hdr_info *info)
 {
-	size_t off = 40;
+	size_t off = DPV_IPV6_HLEN;
 	uint8_t next;
 
-	if (len < 40 || (ip[0] >> 4) != 6)
+	if (len < DPV_IPV6_HLEN || (ip[0] >> 4) != 6)
 		return 0;
 	next = ip[6];
 	for (;;) {
@@ -110,9 +104,9 @@ void dpv__hdr_parse(const uint8_t *f, size_t len, struct dpv_hdr_info *info)
 	off = parse_l2(f, len, info);
 	if (off == 0)
 		return;
-	if (info->ethertype == ETH_P_IPV4)
+	if (info->ethertype == DPV_ETH_P_IPV4)
 		l3 = parse_ipv4(f + off, len - off, info);
-	else if (info->ethertype == ETH_P_IPV6)
+	else if (info->ethertype == DPV_ETH_P_IPV6)
 		l3 = parse_ipv6(f + off, len - off, info);
 	else
 		return;

@@ -20,7 +20,6 @@
 #define FAST_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_INLINE | IBV_SEND_IP_CSUM)
 #define FAST_SGE 4                 /* SGEs a WR may have on the fast path */
 #define FAST_BURST 32
-#define ETH_HLEN 14
 /* Service mode: how far ahead each side asks for the other core's cache lines (a descriptor
  * and the data ring were last written, or read, on the other core: the transfers of several
  * lines overlap instead of stalling one after the other): SVC_AHEAD slots of descriptors,
@@ -86,7 +85,7 @@ static __rte_always_inline bool fast_wr(const struct dpv_qp *qp, const struct dp
 	for (int i = 1; i < wr->num_sge; i++)
 		l += wr->sg_list[i].length;
 	/* one compare per WR: the limits were folded when the QP entered RTS */
-	if (unlikely(l - ETH_HLEN >= (f & IBV_SEND_INLINE ? r->fast_span_inline :
+	if (unlikely(l - DPV_ETH_HLEN >= (f & IBV_SEND_INLINE ? r->fast_span_inline :
 							     r->fast_span_copy)))
 		return false;
 	if (unlikely((f & IBV_SEND_IP_CSUM) &&

@@ -7,7 +7,6 @@
 
 #include "raw_priv.h"
 
-#define ETH_HLEN 14
 
 static int raw_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 {
@@ -94,7 +93,7 @@ static int open_txh(struct dpv_qp *qp)
  * below 14 (then every such WR is the generic path's, which says EINVAL or attaches). */
 static uint64_t span_from(uint64_t limit)
 {
-	return limit >= ETH_HLEN ? limit - ETH_HLEN + 1 : 0;
+	return limit >= DPV_ETH_HLEN ? limit - DPV_ETH_HLEN + 1 : 0;
 }
 
 static void fast_limits(struct dpv_qp *qp)

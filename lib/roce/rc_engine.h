@@ -5,7 +5,7 @@
  * replay cache, ACK/NAK) and the completer (ACKs, NAKs, READ responses, timeouts) of one QP.
  * "Sans-IO": no DPDK, no driver, no verbs object. It is driven by calls (post a WR, post a
  * receive, a received packet, the time) and answers through the callbacks of struct
- * dpv_rc_ops; timers are deadlines in nanoseconds the caller polls. doc/roce.md, "RC/UC
+ * dpv_rc_ops; timers are deadlines in nanoseconds the caller polls. doc/roce-rc.md, "RC/UC
  * engine". Functions return 0 or a negative errno. Not thread-safe: one caller at a time, and
  * the callbacks must not call back into the same engine. */
 #ifndef DPV_RC_ENGINE_H
@@ -22,7 +22,7 @@
 #define DPV_RC_ACKREQ_EVERY	32	/* AckReq at least every this many packets */
 #define DPV_RC_BURST		256	/* READ response packets per call before yielding */
 
-/* WR opcodes: the numbers of enum ibv_wr_opcode, so the glue passes them through. */
+/* WR opcodes: the numbers of enum ibv_wr_opcode, so rc_verbs.c passes them through. */
 enum dpv_rc_wr_opcode {
 	DPV_RC_WR_WRITE = 0,
 	DPV_RC_WR_WRITE_IMM = 1,
@@ -37,9 +37,9 @@ enum dpv_rc_wr_opcode {
 /* send flags: the bits of enum ibv_send_flags */
 enum {
 	DPV_RC_SEND_FENCE = 1 << 0,	/* wait until every earlier READ/atomic is answered */
-	DPV_RC_SEND_SIGNALED = 1 << 1,	/* carried for the glue; every WR is reported */
+	DPV_RC_SEND_SIGNALED = 1 << 1,	/* carried for the caller; every WR is reported */
 	DPV_RC_SEND_SOLICITED = 1 << 2,	/* BTH.SE on the last packet of a SEND / WRITE_IMM */
-	DPV_RC_SEND_INLINE = 1 << 3,	/* carried for the glue (its payload reader) */
+	DPV_RC_SEND_INLINE = 1 << 3,	/* carried for the caller (its payload reader) */
 };
 
 /* remote access rights: the bits of enum ibv_access_flags */
@@ -293,9 +293,14 @@ int dpv__rc_set_requester(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
  * than the new counts. -EINVAL out of range. */
 int dpv__rc_set_retry(struct dpv_rc *rc, const struct dpv_rc_config *cfg);
 
-/* Queue a send WR and send what the windows allow. -EINVAL: opcode unknown, or READ/atomic/
- * SEND_INV on UC, atomic length not 8 or address not 8-aligned, length above DPV_RC_MAX_MSG; -ENOMEM:
- * max_send_wr WRs outstanding. In ERR the WR is accepted and flushed at once. */
+/* Whether a QP configured as @cfg (its uc flag and mtu) can carry @wr: 0, or -EINVAL for an
+ * unknown opcode, READ/atomic/SEND_INV on UC, an atomic whose length is not 8 or whose
+ * address is not 8-aligned, a length above DPV_RC_MAX_MSG, a READ of more than 2^22
+ * responses. The one check of a send WR's transport semantics; dpv__rc_post_send runs it. */
+int dpv__rc_wr_check(const struct dpv_rc_config *cfg, const struct dpv_rc_send_wr *wr);
+
+/* Queue a send WR and send what the windows allow. -EINVAL: dpv__rc_wr_check refused it;
+ * -ENOMEM: max_send_wr WRs outstanding. In ERR the WR is accepted and flushed at once. */
 int dpv__rc_post_send(struct dpv_rc *rc, const struct dpv_rc_send_wr *wr, uint64_t now);
 
 /* Queue a receive WQE of @length bytes. -ENOMEM when max_recv_wr are posted. In ERR it is

@@ -106,16 +106,6 @@ void dpv__rc_timer_update(struct dpv_qp *qp)
 
 /* ---- creation ---- */
 
-static void rx_user(struct dpv_qp *qp, bool on)
-{
-	struct dpv_rc_qp *rq = to_rcqp(qp);
-
-	if (rq->rx_user == on)
-		return;
-	rq->rx_user = on;
-	dpv__device_rx_users(qp->ctx->dev, on ? 1 : -1);
-}
-
 static void rc_free(struct dpv_rc_qp *rq)
 {
 	free(rq->sge);
@@ -191,7 +181,7 @@ static void rc_destroy(struct dpv_qp *qp)
 	timer_put(rq->timer);
 	dpv__qp_lock(qp);                /* a timer callback that found the QP is done */
 	dpv__qp_unlock(qp);
-	rx_user(qp, false);
+	dpv__roce_rx_user(qp, &rq->rx_user, false);
 	dpv__mw_qp_gone(qp);             /* its type 2 windows (IBA: invalidated with it) */
 	DPV_REF_PUT(&qp->ctx->dev->roce_qps);
 	if (rq->eng_on) {
@@ -199,11 +189,7 @@ static void rc_destroy(struct dpv_qp *qp)
 		dpv__rc_fini(&rq->eng);
 	}
 	dpv__rc_tx_drop(qp);
-	if (qp->txh != NULL) {
-		dpv__device_txh_close(qp->ctx->dev, qp->txh);
-		free(qp->txh);
-		qp->txh = NULL;
-	}
+	dpv__roce_txh_close(qp);
 	rc_free(rq);
 	qp->priv = NULL;
 }
@@ -320,26 +306,6 @@ static void rc_query(struct dpv_qp *qp, struct ibv_qp_attr *a)
 
 /* ---- states ---- */
 
-static void nothing_held(void *owner)
-{
-}
-
-static int open_txh(struct dpv_qp *qp)
-{
-	struct dpv_txh *h = calloc(1, sizeof(*h));
-	int rc;
-
-	if (h == NULL)
-		return -ENOMEM;
-	rc = dpv__device_txh_open(qp->ctx->dev, h, nothing_held);   /* frames are copies */
-	if (rc != 0) {
-		free(h);
-		return rc;
-	}
-	qp->txh = h;
-	return 0;
-}
-
 static void engine_config(struct dpv_qp *qp, struct dpv_rc_config *c)
 {
 	const struct ibv_qp_attr *k = &to_rcqp(qp)->attr;
@@ -372,15 +338,15 @@ static int rc_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	struct dpv_rc_config c;
 	int rc = 0;
 
-	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR && qp->txh == NULL)
-		rc = open_txh(qp);
+	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR)
+		rc = dpv__roce_txh_open(qp);
 	if (rc != 0)
 		return rc;
 	if (qp->state == IBV_QPS_INIT && next == IBV_QPS_RTR) {
 		engine_config(qp, &c);
 		if (c.mtu == 0)
 			return -EINVAL;          /* the port's MTU is below 256 */
-		rc = dpv__rc_init(&rq->eng, &c, &dpv_rc_glue_ops, qp);
+		rc = dpv__rc_init(&rq->eng, &c, &dpv_rc_verbs_ops, qp);
 		if (rc != 0)
 			return rc;
 		rq->eng_on = true;
@@ -399,7 +365,7 @@ static int rc_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 		dpv__rc_set_sqd(&rq->eng, next == IBV_QPS_SQD, dpv__rc_now());
 		dpv__rc_timer_update(qp);
 	}
-	rx_user(qp, next != IBV_QPS_RESET);
+	dpv__roce_rx_user(qp, &rq->rx_user, next != IBV_QPS_RESET);
 	return 0;
 }
 

@@ -24,19 +24,19 @@ static const uint8_t seg_opcode[DPV_RC_WR_SEND_INV + 1][4] = {
 				 DPV_ROCE_SEND_LAST_INV },
 };
 
-static int wr_check(const struct dpv_rc *rc, const struct dpv_rc_send_wr *wr)
+int dpv__rc_wr_check(const struct dpv_rc_config *cfg, const struct dpv_rc_send_wr *wr)
 {
 	if ((wr->opcode > DPV_RC_WR_FETCH_ADD && wr->opcode != DPV_RC_WR_SEND_INV) ||
 	    wr->length > DPV_RC_MAX_MSG)
 		return -EINVAL;
 	/* UC has no SEND with IETH on the wire (IBA 9.2; rxe fails such a WR) */
-	if (rc->cfg.uc && (wr_is_rd_atomic(wr->opcode) || wr->opcode == DPV_RC_WR_SEND_INV))
+	if (cfg->uc && (wr_is_rd_atomic(wr->opcode) || wr->opcode == DPV_RC_WR_SEND_INV))
 		return -EINVAL;
 	if ((wr->opcode == DPV_RC_WR_CMP_SWP || wr->opcode == DPV_RC_WR_FETCH_ADD) &&
 	    (wr->length != 8 || (wr->remote_addr & 7) != 0))
 		return -EINVAL;
 	/* a READ's responses take one PSN each: keep every PSN comparison within 2^23 */
-	if (wr->opcode == DPV_RC_WR_READ && rc_npkts(wr->length, rc->cfg.mtu) > (1u << 22))
+	if (wr->opcode == DPV_RC_WR_READ && rc_npkts(wr->length, cfg->mtu) > (1u << 22))
 		return -EINVAL;
 	return 0;
 }
@@ -44,7 +44,7 @@ static int wr_check(const struct dpv_rc *rc, const struct dpv_rc_send_wr *wr)
 int dpv__rc_post_send(struct dpv_rc *rc, const struct dpv_rc_send_wr *wr, uint64_t now)
 {
 	struct dpv_rc_swqe *w;
-	int ret = wr_check(rc, wr);
+	int ret = dpv__rc_wr_check(&rc->cfg, wr);
 
 	if (ret < 0)
 		return ret;

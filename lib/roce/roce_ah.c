@@ -11,13 +11,6 @@
 
 #include "roce_ud.h"
 
-static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
-
-static bool gid_v4(const uint8_t gid[16])
-{
-	return memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0;
-}
-
 /* The path of @attr from @dev's port; 0 or a negative errno (-EINVAL for attributes RoCE
  * cannot use, -EHOSTUNREACH when the destination never answered). */
 static int ah_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr, struct dpv_ah *ah)
@@ -31,7 +24,7 @@ static int ah_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr, st
 	if (rc < 0)
 		return -EINVAL;                  /* outside the table, or an empty entry */
 	memcpy(p->dgid, attr->grh.dgid.raw, 16);
-	if (gid_v4(p->sgid) != gid_v4(p->dgid))
+	if (dpv__roce_gid_is_v4(p->sgid) != dpv__roce_gid_is_v4(p->dgid))
 		return -EINVAL;                  /* an IPv4 source cannot reach an IPv6 peer */
 	rc = dpv__roce_resolve(dev, attr->grh.sgid_index, p->dgid, p->dmac);
 	if (rc < 0)
@@ -167,9 +160,9 @@ DPV_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num
 		return 0;
 	attr->is_global = 1;
 	if (grh_is_ipv4(g)) {
-		memcpy(local, v4_prefix, 12);
+		memcpy(local, dpv__roce_v4_prefix, 12);
 		memcpy(local + 12, g + 20 + 16, 4);           /* its destination: us */
-		memcpy(attr->grh.dgid.raw, v4_prefix, 12);
+		memcpy(attr->grh.dgid.raw, dpv__roce_v4_prefix, 12);
 		memcpy(attr->grh.dgid.raw + 12, g + 20 + 12, 4);
 		attr->grh.hop_limit = g[20 + 8];
 		attr->grh.traffic_class = g[20 + 1];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* RoCEv2 addresses as rxe and the kernel's RDMA core make them: the GIDs of a port, the IP
- * address inside a GID, the IB MTU that fits a port's Ethernet MTU, and the UDP source port
- * of a QP. Pure functions. */
+ * address inside a GID, a multicast group's MAC, the IB MTU that fits a port's Ethernet MTU,
+ * and the UDP source port of a QP. Pure functions. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -29,21 +29,43 @@ void dpv__roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6])
 
 void dpv__roce_gid_from_ipv4(uint8_t gid[16], uint32_t addr)
 {
-	memset(gid, 0, 10);
-	gid[10] = gid[11] = 0xFF;
+	memcpy(gid, dpv__roce_v4_prefix, 12);
 	memcpy(gid + 12, &addr, 4);
 }
 
 int dpv__roce_gid_to_ip(const uint8_t gid[16], uint8_t addr[16])
 {
-	static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
-
-	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0) {
+	if (dpv__roce_gid_is_v4(gid)) {
 		memcpy(addr, gid + 12, 4);
 		return AF_INET;
 	}
 	memcpy(addr, gid, 16);
 	return AF_INET6;
+}
+
+bool dpv__roce_gid_is_mcast(const uint8_t gid[16])
+{
+	if (dpv__roce_gid_is_v4(gid))
+		return (gid[12] & 0xF0) == 0xE0;          /* 224.0.0.0/4 */
+	return gid[0] == 0xFF;
+}
+
+bool dpv__roce_gid_mcast_mac(const uint8_t gid[16], uint8_t mac[6])
+{
+	if (!dpv__roce_gid_is_mcast(gid))
+		return false;
+	if (dpv__roce_gid_is_v4(gid)) {
+		mac[0] = 0x01;
+		mac[1] = 0x00;
+		mac[2] = 0x5E;
+		mac[3] = gid[13] & 0x7F;
+		mac[4] = gid[14];
+		mac[5] = gid[15];
+	} else {
+		mac[0] = mac[1] = 0x33;
+		memcpy(mac + 2, gid + 12, 4);
+	}
+	return true;
 }
 
 int dpv__roce_gid_to_mac(const uint8_t gid[16], uint8_t mac[6])

@@ -5,13 +5,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dpv_offload.h"
 #include "roce_nd.h"
 
-#define ETH_LEN		14
-#define ETYPE_ARP	0x0806
-#define ETYPE_IPV6	0x86DD
 #define ARP_LEN		28
-#define IP6_LEN		40
 #define ICMP6_PROTO	58
 #define ND_LEN		24	/* ICMPv6 header, flags/reserved, target */
 #define ND_OPT_SLL	1
@@ -73,7 +70,7 @@ static int parse_arp(const uint8_t *a, size_t len, struct dpv_nd_msg *m)
 
 	if (len < ARP_LEN)
 		return -EBADMSG;
-	if (rd16(a) != 1 || rd16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4)
+	if (rd16(a) != 1 || rd16(a + 2) != DPV_ETH_P_IPV4 || a[4] != 6 || a[5] != 4)
 		return -EOPNOTSUPP;               /* not Ethernet/IPv4 ARP */
 	op = rd16(a + 6);
 	if (op != 1 && op != 2)
@@ -122,11 +119,11 @@ static int parse_options(const uint8_t *o, size_t len, uint8_t want, struct dpv_
 static int parse_nd(const uint8_t *ip, size_t len, struct dpv_nd_msg *m)
 {
 	size_t plen = rd16(ip + 4);
-	const uint8_t *icmp = ip + IP6_LEN;
+	const uint8_t *icmp = ip + DPV_IPV6_HLEN;
 	bool ns = icmp[0] == ICMP6_NS;
 	int rc;
 
-	if (plen > len - IP6_LEN || plen < ND_LEN || ip[7] != 255 || icmp[1] != 0 ||
+	if (plen > len - DPV_IPV6_HLEN || plen < ND_LEN || ip[7] != 255 || icmp[1] != 0 ||
 	    dpv__icmp6_cksum(ip + 8, ip + 24, icmp, plen) != 0)
 		return -EBADMSG;
 	m->type = ns ? DPV_ND_NS : DPV_ND_NA;
@@ -154,25 +151,25 @@ static int parse_nd(const uint8_t *ip, size_t len, struct dpv_nd_msg *m)
 
 int dpv__nd_parse(const uint8_t *f, size_t len, struct dpv_nd_msg *m)
 {
-	const uint8_t *ip = f + ETH_LEN;
+	const uint8_t *ip = f + DPV_ETH_HLEN;
 	uint16_t etype;
 
-	if (len < ETH_LEN)
+	if (len < DPV_ETH_HLEN)
 		return -ENOMSG;
 	memset(m, 0, sizeof(*m));
 	memcpy(m->eth_dst, f, 6);
 	memcpy(m->eth_src, f + 6, 6);
 	etype = rd16(f + 12);
-	if (etype == ETYPE_ARP)
-		return parse_arp(f + ETH_LEN, len - ETH_LEN, m);
+	if (etype == DPV_ETH_P_ARP)
+		return parse_arp(f + DPV_ETH_HLEN, len - DPV_ETH_HLEN, m);
 	/* an IPv6 packet whose next header is ICMPv6 of an ND type (133-137); anything that
 	 * cannot be seen to be one is left to others */
-	if (etype != ETYPE_IPV6 || len < ETH_LEN + IP6_LEN + 1 || (ip[0] >> 4) != 6 ||
-	    ip[6] != ICMP6_PROTO || ip[IP6_LEN] < 133 || ip[IP6_LEN] > 137)
+	if (etype != DPV_ETH_P_IPV6 || len < DPV_ETH_HLEN + DPV_IPV6_HLEN + 1 || (ip[0] >> 4) != 6 ||
+	    ip[6] != ICMP6_PROTO || ip[DPV_IPV6_HLEN] < 133 || ip[DPV_IPV6_HLEN] > 137)
 		return -ENOMSG;
-	if (ip[IP6_LEN] != ICMP6_NS && ip[IP6_LEN] != ICMP6_NA)
+	if (ip[DPV_IPV6_HLEN] != ICMP6_NS && ip[DPV_IPV6_HLEN] != ICMP6_NA)
 		return -EOPNOTSUPP;
-	return parse_nd(ip, len - ETH_LEN, m);
+	return parse_nd(ip, len - DPV_ETH_HLEN, m);
 }
 
 /* ---- building ---- */
@@ -180,7 +177,7 @@ int dpv__nd_parse(const uint8_t *f, size_t len, struct dpv_nd_msg *m)
 static size_t build_arp(uint8_t *a, const struct dpv_nd_msg *m)
 {
 	wr16(a, 1);
-	wr16(a + 2, 0x0800);
+	wr16(a + 2, DPV_ETH_P_IPV4);
 	a[4] = 6;
 	a[5] = 4;
 	wr16(a + 6, m->type == DPV_ND_ARP_REQUEST ? 1 : 2);
@@ -193,11 +190,11 @@ static size_t build_arp(uint8_t *a, const struct dpv_nd_msg *m)
 
 static size_t build_nd(uint8_t *ip, const struct dpv_nd_msg *m)
 {
-	uint8_t *icmp = ip + IP6_LEN;
+	uint8_t *icmp = ip + DPV_IPV6_HLEN;
 	bool ns = m->type == DPV_ND_NS;
 	size_t plen = ND_LEN + (m->lladdr ? 8 : 0);
 
-	memset(ip, 0, IP6_LEN + plen);
+	memset(ip, 0, DPV_IPV6_HLEN + plen);
 	ip[0] = 0x60;
 	wr16(ip + 4, (uint16_t)plen);
 	ip[6] = ICMP6_PROTO;
@@ -215,7 +212,7 @@ static size_t build_nd(uint8_t *ip, const struct dpv_nd_msg *m)
 		memcpy(icmp + ND_LEN + 2, m->sender_mac, 6);
 	}
 	wr16(icmp + 2, dpv__icmp6_cksum(ip + 8, ip + 24, icmp, plen));
-	return IP6_LEN + plen;
+	return DPV_IPV6_HLEN + plen;
 }
 
 int dpv__nd_build(uint8_t *buf, size_t cap, const struct dpv_nd_msg *m)
@@ -230,11 +227,11 @@ int dpv__nd_build(uint8_t *buf, size_t cap, const struct dpv_nd_msg *m)
 	memcpy(buf, m->eth_dst, 6);
 	memcpy(buf + 6, m->eth_src, 6);
 	if (m->type == DPV_ND_ARP_REQUEST || m->type == DPV_ND_ARP_REPLY) {
-		wr16(buf + 12, ETYPE_ARP);
-		len = ETH_LEN + build_arp(buf + ETH_LEN, m);
+		wr16(buf + 12, DPV_ETH_P_ARP);
+		len = DPV_ETH_HLEN + build_arp(buf + DPV_ETH_HLEN, m);
 	} else {
-		wr16(buf + 12, ETYPE_IPV6);
-		len = ETH_LEN + build_nd(buf + ETH_LEN, m);
+		wr16(buf + 12, DPV_ETH_P_IPV6);
+		len = DPV_ETH_HLEN + build_nd(buf + DPV_ETH_HLEN, m);
 	}
 	return (int)(len < DPV_ND_ETH_MIN ? DPV_ND_ETH_MIN : len);
 }

@@ -18,30 +18,6 @@
 
 /* ---- without asking ---- */
 
-/* The MAC of a multicast GID (RFC 1112 6.4: 01:00:5e + the group's low 23 bits; RFC 2464 7:
- * 33:33 + its last 4 bytes); false for a unicast one. */
-static bool mcast_mac(const uint8_t gid[16], uint8_t mac[6])
-{
-	uint8_t ip[16];
-
-	if (dpv__roce_gid_to_ip(gid, ip) == AF_INET) {
-		if ((ip[0] & 0xF0) != 0xE0)
-			return false;
-		mac[0] = 0x01;
-		mac[1] = 0x00;
-		mac[2] = 0x5E;
-		mac[3] = ip[1] & 0x7F;
-		mac[4] = ip[2];
-		mac[5] = ip[3];
-		return true;
-	}
-	if (ip[0] != 0xFF)
-		return false;
-	mac[0] = mac[1] = 0x33;
-	memcpy(mac + 2, ip + 12, 4);
-	return true;
-}
-
 /* What may be answered without the network: 0 (and @mac), or -EAGAIN for a unicast peer. */
 static int resolve_local(struct dpv_device *dev, const uint8_t dgid[16], uint8_t mac[6])
 {
@@ -49,7 +25,7 @@ static int resolve_local(struct dpv_device *dev, const uint8_t dgid[16], uint8_t
 		memcpy(mac, dev->caps.mac, 6);
 		return 0;
 	}
-	if (mcast_mac(dgid, mac) || dpv__roce_gid_to_mac(dgid, mac) == 0)
+	if (dpv__roce_gid_mcast_mac(dgid, mac) || dpv__roce_gid_to_mac(dgid, mac) == 0)
 		return 0;
 	return -EAGAIN;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* RC and UC QPs over RoCEv2, what their files share: rc_qp.c (the transport's ops table,
- * attributes and states, the QP's timer) and rc_glue.c (the engine's callbacks: frames out,
- * memory in and out, completions; posting; received packets in). The protocol itself is the
+ * attributes and states, the QP's timer) and rc_verbs.c (the verbs transport: the engine's
+ * callbacks — frames out, memory in and out, completions —, posting, received packets in). The protocol itself is the
  * sans-IO engine of rc_engine.h. Private to libdpverbs; functions return 0 or a negative
- * errno. doc/roce.md, "RC and UC queue pairs". */
+ * errno. doc/roce-rc.md, "RC and UC queue pairs". */
 #ifndef DPV_ROCE_RC_H
 #define DPV_ROCE_RC_H
 
@@ -45,11 +45,11 @@ static inline struct dpv_rc_qp *to_rcqp(struct dpv_qp *qp)
 /* The engine's clock: nanoseconds of the TSC. */
 uint64_t dpv__rc_now(void);
 
-/* rc_glue.c */
+/* rc_verbs.c */
 /* XRC_RECV: let go of the SRQ of the last message (its users count, CQ, PD) unless it still
  * holds one of its WQEs (@force: even then, RESET); QP lock held. */
 void dpv__rc_xrc_unbind(struct dpv_qp *qp, bool force);
-extern const struct dpv_rc_ops dpv_rc_glue_ops;
+extern const struct dpv_rc_ops dpv_rc_verbs_ops;
 int dpv__rc_post_send_list(struct dpv_qp *qp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr);
 /* After any call into the engine: a qp_error it reported takes the QP to ERR, send

@@ -2,7 +2,8 @@
 /* RoCEv2 on the verbs core, what its files share: address handles (roce_ah.c), the UD
  * transport (ud_qp.c: the ops table and states; ud_send.c: WRs to frames; ud_recv.c: a
  * datagram into a receive WQE) and the receive demux of the port (roce_rx.c: frames to the
- * port's GIDs, taken apart, to the QP their BTH names). Private to libdpverbs; functions
+ * port's GIDs, taken apart, to the QP their BTH names), and what every RoCE QP shares
+ * (roce_qp.c: its transmitter, its count among the receivers). Private to libdpverbs; functions
  * return 0 or a negative errno. */
 #ifndef DPV_ROCE_UD_H
 #define DPV_ROCE_UD_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "dpv_roce.h"
+#include "roce_frame.h"
 #include "verbs_priv.h"
 
 /* An address handle: the path resolved once, when it is created (ibv_create_ah may block on
@@ -67,8 +69,48 @@ struct dpv_mcast {
 	struct dpv_qp *qp;
 };
 
-/* Is @gid an IPv4 (224.0.0.0/4, mapped) or IPv6 (ff00::/8) multicast group? */
-bool dpv__roce_gid_is_mcast(const uint8_t gid[16]);
+/* roce_qp.c: what QPs of every RoCE transport share. */
+/* Open @qp's transmitter on its port (qp->txh) unless it has one: frames are copies, so
+ * it never reports memory released. */
+int dpv__roce_txh_open(struct dpv_qp *qp);
+/* Close it, if open (the QP goes). */
+void dpv__roce_txh_close(struct dpv_qp *qp);
+/* Count @qp among its device's receivers while @on (out of RESET), once: *@counted is the
+ * QP's own flag of whether it is counted. */
+void dpv__roce_rx_user(struct dpv_qp *qp, bool *counted, bool on);
+
+/* The checks of a send WR every RoCE QP makes before its own, in the verbs order: the
+ * opcode table's (dpv__wr_check_basic), room in the SQ (-ENOMEM), the WR's shape (a TSO
+ * header parsed into @tso, when not NULL). *@len: the WR's length. QP lock held. */
+static inline int dpv__roce_wr_check(struct dpv_qp *qp, const struct ibv_send_wr *wr,
+				     uint64_t *len, struct dpv_hdr_info *tso)
+{
+	int rc;
+
+	*len = 0;
+	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
+		*len = dpv__wr_length(wr);
+	rc = dpv__wr_check_basic(&qp->lim, wr, *len);
+	if (unlikely(rc != 0))
+		return rc;
+	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
+		     qp->sq.max_wr))
+		return -ENOMEM;
+	return dpv__wr_check_shape(&qp->lim, wr, *len, NULL, 0, tso);
+}
+
+/* SQ slot @w for @wr of @len bytes: what its completion reports; its MR array kept. */
+static inline void dpv__roce_wqe_init(const struct dpv_qp *qp, struct dpv_wqe *w,
+				      const struct ibv_send_wr *wr, uint64_t len)
+{
+	*w = (struct dpv_wqe){
+		.wr_id = wr->wr_id,
+		.opcode = dpv__wr_wc_opcode(wr->opcode),
+		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
+		.byte_len = (uint32_t)len,
+		.mrs = w->mrs,
+	};
+}
 
 /* The largest UD message payload on @dev's port: its active MTU in bytes (0 below 256). */
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
@@ -78,13 +120,6 @@ uint32_t dpv__ud_path_mtu(const struct dpv_device *dev);
  * families), -EHOSTUNREACH when the destination never answered ARP/ND. May block. */
 int dpv__roce_av_resolve(struct dpv_device *dev, const struct ibv_ah_attr *attr,
 			 struct dpv_ah *ah);
-
-/* One frame on @path with headers @hd and the @len bytes of @seg[0..@nseg) as payload, copied
- * into mbufs of @h (chained when longer than one), pad and ICRC included: 0, -ENOMEM (no
- * mbuf now), -EINVAL (the codec refused the headers). */
-int dpv__roce_frame_mbuf(struct dpv_txh *h, const struct dpv_roce_path *path,
-			 const struct dpv_roce_hdrs *hd, const struct dpv_tx_seg *seg,
-			 uint16_t nseg, uint32_t len, struct rte_mbuf **out);
 
 /* ud_send.c: the transport's send ops. */
 int dpv__ud_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
@@ -122,7 +157,7 @@ enum dpv_ud_rx {
 enum dpv_ud_rx dpv__ud_deliver(struct dpv_qp *qp, const uint8_t *f,
 			       const struct dpv_roce_frame *fr, struct dpv_cqe_batch *b);
 
-/* rc_glue.c: a received RC/UC packet @fr of frame @f for @qp (its lock held), from the QP's
+/* rc_verbs.c: a received RC/UC packet @fr of frame @f for @qp (its lock held), from the QP's
  * peer, to its engine; DPV_UD_RX_NO_QP when the QP does not receive now or the frame comes
  * from elsewhere, DPV_UD_RX_BAD_OPCODE for another transport's opcode. Once the burst has
  * no more frames for @qp in a row, dpv__rc_rx_done: the ACK they asked for (one for all) and

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define DPV_ROCE_UDP_PORT	4791
 #define DPV_ROCE_SPORT_MIN	0xC000	/* rxe's source ports: the dynamic range */
@@ -159,9 +160,9 @@ struct dpv_roce_path {
 	uint8_t hop_limit;	/* IPv4 TTL */
 	uint16_t sport;		/* UDP source port (dpv__roce_udp_sport) */
 	uint16_t ip_id;		/* IPv4 identification */
-	/* for the port's own loopback ring, nobody watching: the frame builder of ud_send.c
-	 * writes 4 zero bytes for the ICRC and marks the mbuf (dpv__loop_no_icrc); the codec's
-	 * dpv__roce_frame_build ignores it */
+	/* for the port's own loopback ring, nobody watching: dpv__roce_frame_mbuf
+	 * (roce_frame.h) writes 4 zero bytes for the ICRC and marks the mbuf
+	 * (dpv__loop_no_icrc); the codec's dpv__roce_frame_build ignores it */
 	bool icrc_skip;
 };
 
@@ -212,12 +213,29 @@ struct dpv_roce_frame {
  * -EILSEQ    ICRC wrong (dropped and counted, never delivered)
  * and the errors of dpv__roce_hdrs_decode. Ethernet padding after the IP packet is ignored. */
 int dpv__roce_frame_parse(const uint8_t *f, size_t len, struct dpv_roce_frame *out);
-/* The same for a frame of the port's own loopback ring built without its ICRC (ud_send.c,
- * dpv_roce_path.icrc_skip): every check but the ICRC's; with @fill, the frame's ICRC is
+/* The same for a frame of the port's own loopback ring built without its ICRC
+ * (dpv__roce_frame_mbuf, dpv_roce_path.icrc_skip): every check but the ICRC's; with @fill, the frame's ICRC is
  * computed and written into its last 4 bytes (for the SNIFFER flows that will see it). */
 int dpv__roce_frame_parse_local(uint8_t *f, size_t len, struct dpv_roce_frame *out, bool fill);
 
 /* --- addresses (roce_gid.c) --- */
+
+/* The first 12 bytes of an IPv4-mapped GID, ::ffff:a.b.c.d (RFC 4291 2.5.5.2). Static in
+ * the header so that the compiler sees its bytes: comparisons with it compile to two loads. */
+static const uint8_t dpv__roce_v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
+
+/* Is @gid IPv4-mapped (an IPv4 address; its frames are IPv4)? */
+static inline bool dpv__roce_gid_is_v4(const uint8_t gid[16])
+{
+	return memcmp(gid, dpv__roce_v4_prefix, sizeof(dpv__roce_v4_prefix)) == 0;
+}
+
+/* Is @gid an IPv4 (224.0.0.0/4, mapped) or IPv6 (ff00::/8) multicast group? */
+bool dpv__roce_gid_is_mcast(const uint8_t gid[16]);
+
+/* The MAC of multicast group @gid (RFC 1112 6.4: 01:00:5e and the group's low 23 bits;
+ * RFC 2464 7: 33:33 and its last 4 bytes); false, @mac untouched, for a unicast GID. */
+bool dpv__roce_gid_mcast_mac(const uint8_t gid[16], uint8_t mac[6]);
 
 /* GID index 0 of a port: fe80::/64 with the EUI-64 of @mac (universal/local bit flipped). */
 void dpv__roce_gid_from_mac(uint8_t gid[16], const uint8_t mac[6]);

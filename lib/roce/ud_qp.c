@@ -11,15 +11,6 @@
 #include "roce_port.h"
 #include "roce_ud.h"
 
-static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
-
-bool dpv__roce_gid_is_mcast(const uint8_t gid[16])
-{
-	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0)
-		return (gid[12] & 0xF0) == 0xE0;          /* 224.0.0.0/4 */
-	return gid[0] == 0xFF;
-}
-
 uint32_t dpv__ud_path_mtu(const struct dpv_device *dev)
 {
 	return dpv__roce_mtu_bytes(dpv__roce_active_mtu(dev->caps.mtu));
@@ -48,16 +39,6 @@ static int ud_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	return 0;
 }
 
-static void rx_user(struct dpv_qp *qp, bool on)
-{
-	struct dpv_ud_qp *ud = to_udqp(qp);
-
-	if (ud->rx_user == on)
-		return;
-	ud->rx_user = on;
-	dpv__device_rx_users(qp->ctx->dev, on ? 1 : -1);
-}
-
 static void ud_destroy(struct dpv_qp *qp)
 {
 	struct dpv_ud_qp *ud = to_udqp(qp);
@@ -65,38 +46,13 @@ static void ud_destroy(struct dpv_qp *qp)
 	dpv__ud_mcast_detach_all(qp);
 	if (ud == NULL)
 		return;
-	rx_user(qp, false);
+	dpv__roce_rx_user(qp, &ud->rx_user, false);
 	__atomic_fetch_sub(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
-	if (qp->txh != NULL) {
-		dpv__device_txh_close(qp->ctx->dev, qp->txh);
-		free(qp->txh);
-		qp->txh = NULL;
-	}
+	dpv__roce_txh_close(qp);
 	dpv__ud_frames_free(qp);
 	free(ud->frames);
 	free(ud);
 	qp->priv = NULL;
-}
-
-/* Frames are copies, released as they are built: the transmitter never calls back. */
-static void nothing_held(void *owner)
-{
-}
-
-static int open_txh(struct dpv_qp *qp)
-{
-	struct dpv_txh *h = calloc(1, sizeof(*h));
-	int rc;
-
-	if (h == NULL)
-		return -ENOMEM;
-	rc = dpv__device_txh_open(qp->ctx->dev, h, nothing_held);
-	if (rc != 0) {
-		free(h);
-		return rc;
-	}
-	qp->txh = h;
-	return 0;
 }
 
 static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
@@ -104,15 +60,15 @@ static int ud_prepare_state(struct dpv_qp *qp, enum ibv_qp_state next)
 	struct dpv_ud_qp *ud = to_udqp(qp);
 	int rc = 0;
 
-	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR && qp->txh == NULL)
-		rc = open_txh(qp);
+	if (next != IBV_QPS_RESET && next != IBV_QPS_ERR)
+		rc = dpv__roce_txh_open(qp);
 	if (rc != 0)
 		return rc;
 	if (qp->state == IBV_QPS_RESET && next != IBV_QPS_RESET)
 		ud->sport = dpv__roce_udp_sport_qpn(qp->ibqp.qp_num);
 	if (qp->state == IBV_QPS_RTR && next == IBV_QPS_RTS)
 		ud->psn = qp->sq_psn & DPV_ROCE_PSN_MASK;
-	rx_user(qp, next != IBV_QPS_RESET);
+	dpv__roce_rx_user(qp, &ud->rx_user, next != IBV_QPS_RESET);
 	return 0;
 }
 
@@ -218,22 +174,6 @@ int dpv__ud_mcast(struct dpv_qp *qp, const union ibv_gid *gid, bool attach)
 	return rc;
 }
 
-/* RFC 1112 6.4: 01:00:5e + the group's low 23 bits; RFC 2464 7: 33:33 + its last 4 bytes. */
-static void group_mac(const uint8_t gid[16], uint8_t mac[6])
-{
-	if (memcmp(gid, v4_prefix, sizeof(v4_prefix)) == 0) {
-		mac[0] = 0x01;
-		mac[1] = 0x00;
-		mac[2] = 0x5E;
-		mac[3] = gid[13] & 0x7F;
-		mac[4] = gid[14];
-		mac[5] = gid[15];
-	} else {
-		mac[0] = mac[1] = 0x33;
-		memcpy(mac + 2, gid + 12, 4);
-	}
-}
-
 unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsigned int max)
 {
 	struct dpv_mcast *m;
@@ -244,7 +184,7 @@ unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsi
 		uint8_t mac[6];
 		bool dup = false;
 
-		group_mac(m->gid, mac);
+		(void)dpv__roce_gid_mcast_mac(m->gid, mac);
 		for (unsigned int j = 0; j < n; j++)
 			dup |= memcmp(macs[j], mac, 6) == 0;
 		if (!dup && n < max)

@@ -20,131 +20,6 @@
 #define UD_BURST 64
 #define QKEY_CONTROLLED 0x80000000u     /* remote_qkey with it: the QP's own Q_Key */
 
-static const uint8_t v4_prefix[12] = { [10] = 0xFF, [11] = 0xFF };
-
-/* ---- frames from gather lists ---- */
-
-struct seg_cursor {
-	const struct dpv_tx_seg *seg;
-	uint16_t nseg, s;
-	uint32_t off;
-};
-
-/* Up to @max bytes at the cursor, contiguous; 0 at the end. */
-static uint32_t cursor_next(struct seg_cursor *c, uint32_t max, const uint8_t **p)
-{
-	uint32_t k;
-
-	while (c->s < c->nseg && c->off == c->seg[c->s].len) {
-		c->s++;
-		c->off = 0;
-	}
-	if (c->s == c->nseg)
-		return 0;
-	k = RTE_MIN(max, c->seg[c->s].len - c->off);
-	*p = (const uint8_t *)c->seg[c->s].addr + c->off;
-	c->off += k;
-	return k;
-}
-
-/* A frame being written into a chain of mbufs, with the ICRC state of what it holds. */
-struct fwriter {
-	struct dpv_txh *h;
-	struct rte_mbuf *head, *last;
-	uint32_t crc;
-};
-
-static int fw_put(struct fwriter *w, const void *src, uint32_t n, bool crc)
-{
-	const uint8_t *s = src;
-
-	while (n > 0) {
-		uint32_t room = rte_pktmbuf_tailroom(w->last), k;
-		uint8_t *d;
-
-		if (room == 0) {
-			struct rte_mbuf *m = dpv__tx_mbuf(w->h, &w->h->build);
-
-			if (m == NULL)
-				return -ENOMEM;
-			w->last->next = m;
-			w->last = m;
-			w->head->nb_segs++;
-			room = rte_pktmbuf_tailroom(m);
-		}
-		k = RTE_MIN(room, n);
-		d = rte_pktmbuf_mtod_offset(w->last, uint8_t *, w->last->data_len);
-		memcpy(d, s, k);
-		if (crc)
-			w->crc = dpv__crc32_update(w->crc, d, k);   /* the copy, still in L1 */
-		w->last->data_len = (uint16_t)(w->last->data_len + k);
-		w->head->pkt_len += k;
-		s += k;
-		n -= k;
-	}
-	return 0;
-}
-
-/* One message as a frame: the headers for @pre_len + @len payload bytes, then @pre (a TSO
- * segment's header), @len bytes from @c, the pad and the ICRC. */
-static int frame_build(struct dpv_txh *h, const struct dpv_roce_path *path,
-		       const struct dpv_roce_hdrs *hd, const uint8_t *pre, uint32_t pre_len,
-		       struct seg_cursor *c, uint32_t len, struct rte_mbuf **out)
-{
-	static const uint8_t zeros[4];
-	struct fwriter w = { .h = h };
-	uint32_t msg = pre_len + len, l2 = path->vlan ? 18 : 14;
-	bool ipv6 = memcmp(path->sgid, v4_prefix, sizeof(v4_prefix)) != 0, crc = !path->icrc_skip;
-	uint8_t *f, icrc[4] = { 0 };
-	int hl, rc = 0;
-
-	w.head = w.last = dpv__tx_mbuf(h, &h->build);
-	if (w.head == NULL)
-		return -ENOMEM;
-	f = rte_pktmbuf_mtod(w.head, uint8_t *);
-	hl = dpv__roce_frame_hdrs(f, rte_pktmbuf_tailroom(w.head), path, hd, msg);
-	if (hl < 0) {
-		rte_pktmbuf_free(w.head);
-		return hl;
-	}
-	w.head->data_len = (uint16_t)hl;
-	w.head->pkt_len = (uint32_t)hl;
-	if (crc)
-		w.crc = dpv__roce_icrc_hdrs(f + l2, ipv6, (size_t)hl - l2);
-	else
-		w.head->ol_flags |= dpv__loop_no_icrc;   /* 4 zero bytes where the ICRC goes */
-	if (pre_len != 0)
-		rc = fw_put(&w, pre, pre_len, crc);
-	while (rc == 0 && len > 0) {
-		const uint8_t *p;
-		uint32_t k = cursor_next(c, len, &p);
-
-		rc = k == 0 ? -EINVAL : fw_put(&w, p, k, crc);
-		len -= k;
-	}
-	if (rc == 0)
-		rc = fw_put(&w, zeros, -msg & 3, crc);
-	if (crc)
-		dpv__roce_icrc_store(icrc, w.crc);
-	if (rc == 0)
-		rc = fw_put(&w, icrc, sizeof(icrc), false);
-	if (rc != 0) {
-		rte_pktmbuf_free(w.head);
-		return rc;
-	}
-	*out = w.head;
-	return 0;
-}
-
-int dpv__roce_frame_mbuf(struct dpv_txh *h, const struct dpv_roce_path *path,
-			 const struct dpv_roce_hdrs *hd, const struct dpv_tx_seg *seg,
-			 uint16_t nseg, uint32_t len, struct rte_mbuf **out)
-{
-	struct seg_cursor c = { .seg = seg, .nseg = nseg };
-
-	return frame_build(h, path, hd, NULL, 0, &c, len, out);
-}
-
 /* ---- executing a WR: its frames ---- */
 
 /* What every frame of a WR shares, and the QP's counters it advances. */
@@ -194,11 +69,11 @@ static void oversize(struct ud_msg *m)
 }
 
 static int one_frame(struct ud_msg *m, const uint8_t *pre, uint32_t pre_len,
-		     struct seg_cursor *c, uint32_t len, struct rte_mbuf **out)
+		     struct dpv_roce_cursor *c, uint32_t len, struct rte_mbuf **out)
 {
 	m->hd.bth.psn = next_psn(m->qp);
 	m->path.ip_id = to_udqp(m->qp)->ip_id++;
-	return frame_build(m->qp->txh, &m->path, &m->hd, pre, pre_len, c, len, out);
+	return dpv__roce_frame_mbuf(m->qp->txh, &m->path, &m->hd, pre, pre_len, c, len, out);
 }
 
 static void frames_put(struct dpv_ud_frames *f)
@@ -214,14 +89,14 @@ static void frames_put(struct dpv_ud_frames *f)
 }
 
 /* The raw sum of the next @len bytes at @c (the cursor itself does not move). */
-static uint16_t chunk_sum(struct seg_cursor c, uint32_t len)
+static uint16_t chunk_sum(struct dpv_roce_cursor c, uint32_t len)
 {
 	uint16_t sum = 0;
 	uint32_t off = 0;
 
 	while (off < len) {
 		const uint8_t *p;
-		uint32_t k = cursor_next(&c, len - off, &p);
+		uint32_t k = dpv__roce_cursor_next(&c, len - off, &p);
 
 		if (k == 0)
 			break;
@@ -233,7 +108,7 @@ static uint16_t chunk_sum(struct seg_cursor c, uint32_t len)
 
 /* UD TSO: segment i is one message carrying the WR's header as RAW TSO's segment i has it
  * (lengths, IPv4 ID and checksum, TCP sequence, flags, checksum), then up to mss bytes. */
-static int tso_frames(struct ud_msg *m, const struct ibv_send_wr *wr, struct seg_cursor *c,
+static int tso_frames(struct ud_msg *m, const struct ibv_send_wr *wr, struct dpv_roce_cursor *c,
 		      uint32_t len, const struct dpv_hdr_info *info, struct dpv_ud_frames *f)
 {
 	uint32_t mss = wr->tso.mss, hl = wr->tso.hdr_sz, nmsg = dpv__tso_segments(len, mss);
@@ -253,7 +128,7 @@ static int tso_frames(struct ud_msg *m, const struct ibv_send_wr *wr, struct seg
 			oversize(m);
 			for (uint32_t k = chunk; k > 0;) {
 				const uint8_t *p;
-				uint32_t t = cursor_next(c, k, &p);
+				uint32_t t = dpv__roce_cursor_next(c, k, &p);
 
 				if (t == 0)
 					break;
@@ -309,7 +184,7 @@ static int execute(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t len
 {
 	struct dpv_ah *ah = to_dah(wr->wr.ud.ah);
 	struct dpv_tx_seg seg[32];
-	struct seg_cursor c = { .seg = seg };
+	struct dpv_roce_cursor c = { .seg = seg };
 	struct ud_msg m;
 	int rc = 0;
 
@@ -352,13 +227,7 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t
 	struct dpv_ud_frames *f = &to_udqp(qp)->frames[slot];
 	enum ibv_qp_state state = dpv__qp_state(qp);
 
-	*w = (struct dpv_wqe){
-		.wr_id = wr->wr_id,
-		.opcode = dpv__wr_wc_opcode(wr->opcode),
-		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
-		.byte_len = (uint32_t)len,
-		.mrs = w->mrs,
-	};
+	dpv__roce_wqe_init(qp, w, wr, len);
 	*f = (struct dpv_ud_frames){ 0 };
 	/* In SQE and ERR the WR is accepted, and flushed by the next progress. */
 	if (state == IBV_QPS_RTS || state == IBV_QPS_SQD) {
@@ -380,19 +249,10 @@ static int sq_post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint64_t
 static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, void *arg)
 {
 	struct dpv_hdr_info tso_info;
-	uint64_t len = 0;
-	int rc;
+	uint64_t len;
+	int rc = dpv__roce_wr_check(qp, wr, &len, &tso_info);
 
 	(void)arg;
-	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
-		len = dpv__wr_length(wr);
-	rc = dpv__wr_check_basic(&qp->lim, wr, len);
-	if (unlikely(rc != 0))
-		return rc;
-	if (unlikely(qp->sq.post - __atomic_load_n(&qp->sq.freed, __ATOMIC_ACQUIRE) >=
-		     qp->sq.max_wr))
-		return -ENOMEM;
-	rc = dpv__wr_check_shape(&qp->lim, wr, len, NULL, 0, &tso_info);
 	if (unlikely(rc != 0))
 		return rc;
 	/* a UD WR names its destination: no AH, or one of another device, is refused */

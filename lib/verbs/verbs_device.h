@@ -208,7 +208,7 @@ int dpv_query_rt_values(struct ibv_context *context, struct ibv_values_ex *value
 /* READ/atomics an RC QP may have outstanding, as requester and as responder */
 #define DPV_MAX_RD_ATOM 16
 /* ibv_query_port's max_msg_sz: the largest RC/UC message (lib/roce's DPV_RC_MAX_MSG, which
- * rc_glue.c asserts is the same); UD messages are bounded by the MTU, RAW ones by a frame. */
+ * rc_verbs.c asserts is the same); UD messages are bounded by the MTU, RAW ones by a frame. */
 #define DPV_MAX_MSG_SZ (1u << 31)
 /* ibv_query_device's vendor_id: 0xffffff, no IEEE OUI (rxe's; no hardware vendor's) */
 #define DPV_VENDOR_ID 0xffffffu

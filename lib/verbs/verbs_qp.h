@@ -50,7 +50,7 @@ struct dpv_qp {
 	TAILQ_ENTRY(dpv_qp) ctx_next;      /* on its context's list (progress) */
 	struct dpv_rq rq;          /* with an SRQ: the WQEs it took from it (srq.c) */
 	struct dpv_srq *srq;       /* created with one: its receives come from there; XRC_RECV:
-				    * the SRQ of the message under way (lib/roce/rc_glue.c) */
+				    * the SRQ of the message under way (lib/roce/rc_verbs.c) */
 	struct dpv_xrcd *xrcd;     /* XRC_RECV: its domain */
 	struct dpv_cq *own_rcq;    /* the recv_cq it was created with (XRC_RECV: none) */
 	bool no_rq;                /* set by the transport's create: no receive queue of its own

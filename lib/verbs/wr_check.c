@@ -38,8 +38,6 @@ static const struct opcode_rule opcodes[] = {
 #define NB_OPCODES (sizeof(opcodes) / sizeof(opcodes[0]))
 #define KNOWN_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 		     IBV_SEND_INLINE | IBV_SEND_IP_CSUM)
-#define ETH_HLEN 14
-#define VLAN_HLEN 4
 
 static const struct opcode_rule *rule_of(const struct dpv_wr_limits *lim, unsigned int opcode)
 {
@@ -102,7 +100,7 @@ static int check_tso(const struct dpv_wr_limits *lim, const struct ibv_send_wr *
 
 	if (info == NULL)
 		info = &local;
-	if (wr->tso.hdr == NULL || wr->tso.hdr_sz < ETH_HLEN || wr->tso.hdr_sz > lim->max_tso_header ||
+	if (wr->tso.hdr == NULL || wr->tso.hdr_sz < DPV_ETH_HLEN || wr->tso.hdr_sz > lim->max_tso_header ||
 	    wr->tso.mss == 0 || len > lim->max_tso)
 		return -EINVAL;
 	return dpv__tso_hdr_check(wr->tso.hdr, wr->tso.hdr_sz, info);
@@ -113,8 +111,8 @@ int dpv__wr_check_shape(const struct dpv_wr_limits *lim, const struct ibv_send_w
 		       struct dpv_hdr_info *tso_info)
 {
 	if (lim->frame_sends && wr->opcode == IBV_WR_SEND) {
-		if (len < ETH_HLEN ||
-		    len > lim->max_frame + VLAN_HLEN * (uint64_t)vlan_tags(l2, l2_len))
+		if (len < DPV_ETH_HLEN ||
+		    len > lim->max_frame + DPV_VLAN_HLEN * (uint64_t)vlan_tags(l2, l2_len))
 			return -EINVAL;
 		return 0;
 	}

@@ -10,7 +10,7 @@
 #              IPv4 GIDs, perftest's defaults (128 outstanding, a completion every 100).
 #              ib_send_bw: both sides poll their CQs, the server on CPU 0, the client on 1.
 #              ib_write_bw: the server polls nothing, so its responder runs on a service lcore
-#              (progress = 1, CPU 1), the client on CPU 0 (doc/roce.md, "A passive target").
+#              (progress = 1, CPU 1), the client on CPU 0 (doc/roce-rc.md, "A passive target").
 #              Needs root (the veth pair) and perftest: left out with a line otherwise.
 # DPV_BENCH_ROUNDS runs of each (3), medians. Prints one table; never judges a figure; exits 1
 # when a run failed (a bad completion, a tool's exit code, no result line).

@@ -12,7 +12,7 @@
 # SRQ and XRC SENDs).
 # GID index 0 (link-local: the MAC inside, no ARP), then 1 (IPv4): there the server resolves
 # the client's address while the client waits on its TCP socket, polling nothing — the
-# library's keeper answers the ARP request (doc/roce.md, "Neighbours").
+# library's keeper answers the ARP request (doc/roce-addressing.md, "Neighbours").
 run=$1
 . "$(dirname "$0")/lib.sh"
 require ibverbs-utils ibv_ud_pingpong

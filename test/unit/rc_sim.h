@@ -602,7 +602,7 @@ static void node_init(struct sim *s, int id, const struct sim_opts *o)
 	n->repost_delay = o->repost_delay;
 	n->prepost = o->prepost[id];
 	n->bad_gather = n->bad_scatter = n->bad_recv = UINT64_MAX;
-	/* keys and addresses as the peer names them; not guessable is the glue's job */
+	/* keys and addresses as the peer names them; unguessable keys are rc_verbs.c's job */
 	n->wkey = 0x1000 + id;
 	n->rkey = 0x2000 + id;
 	n->akey = 0x3000 + id;

@@ -27,7 +27,8 @@
  * packet placed at the wrong offset, in the wrong message or from the wrong side shows.
  * Each check prints "ok: ..." or "FAIL: ..."; the last line is "data_peer: passed (server|
  * client)" and exit 0 when everything held, exit 1 otherwise. While waiting for the peer's TCP
- * message a side polls its CQ (a dpverbs program with direct progress must, doc/roce.md). */
+ * message a side polls its CQ (a dpverbs program with direct progress must,
+ * doc/roce-rc.md, "A passive target"). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

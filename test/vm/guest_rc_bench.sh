@@ -20,7 +20,7 @@
 #          its responder runs on a service lcore (progress = 1, lcore 1; its main thread,
 #          asleep, on 0), the client on lcore 0: left to the library's keeper thread, whose
 #          50 us naps are milliseconds under TCG, the target would be the bottleneck
-#          (doc/roce.md, "A passive target").
+#          (doc/roce-rc.md, "A passive target").
 # and bench-rc (test/bench/bench_rc.c: one process, two RC QPs of one device, the second at the
 # device's own GID; RDMA WRITE and SEND, 25 x ITERS messages, lists of 16, 128 outstanding:
 # runs of a second or more, so that TCG's translation of a fresh process's code and the

@@ -25,7 +25,7 @@
  * IBV_WC_SUCCESS from rxe, which ACKs it (the owner says in its message whether it is rxe).
  * Each side prints what it checked and "mw_peer: passed (owner|user)" when everything held;
  * exit 0 then, 1 otherwise. While waiting for the peer's TCP message a side polls its CQ,
- * as a dpverbs program with direct progress must (doc/roce.md). */
+ * as a dpverbs program with direct progress must (doc/roce-rc.md, "A passive target"). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>

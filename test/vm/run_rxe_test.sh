@@ -51,7 +51,7 @@ done
 	{ echo "FAIL: rxe's provider is missing (apt-get install ibverbs-providers)"; exit 1; }
 
 # The dpverbs port of the interop steps: net_af_packet on $vb, and its RoCE addresses (the
-# port_addr key of the configuration, doc/roce.md "Addressing"): GIDs 1 and 2, as rxe0's.
+# port_addr key of the configuration, doc/roce-addressing.md "Addressing"): GIDs 1 and 2, as rxe0's.
 DPV_PORT=net_af_packet0
 DPV_ADDR4=10.98.0.3
 DPV_ADDR6=fd98::3
@@ -343,7 +343,7 @@ check_reference() {
 # Progress: when rxe's pingpong is the server, it creates its address handle (so the guest's
 # kernel resolves dpverbs' address, and gives up after 1 s) while dpverbs' pingpong, the
 # client, waits in read() for the server's half of the exchange and polls nothing: the
-# library's keeper thread answers ARP/ND for a port nobody polls (doc/roce.md, "Neighbours").
+# library's keeper thread answers ARP/ND for a port nobody polls (doc/roce-addressing.md, "Neighbours").
 # Every step runs with the default configuration (direct progress), as a user would.
 
 # dpv_step NAME ROLE PROGRESS CHECK TOOL ARGS...: the guest's step NAME against dpv-run TOOL
@@ -430,7 +430,7 @@ dpv_step() {
 # rxe to dpverbs: rxe0's completer_retry_err unchanged and no duplicate at dpverbs; except for
 # the pingpongs, whose ACK timeout is fixed at 67 ms: rxe retries a request whose ACK comes
 # late (dpverbs' keeper answers while the program waits in its TCP handshake, later still on a
-# loaded machine: doc/roce.md, "The keeper"), which is said, not failed. Every other tool here
+# loaded machine: doc/roce-addressing.md, "Neighbours"), which is said, not failed. Every other tool here
 # waits ~1 s (data_peer's timeout 18, perftest's -u 18).
 retries_check() {
 	local d=$dir/$1 c a b rc=0 lines late=0 dups

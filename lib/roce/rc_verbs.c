@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* What the RC/UC engine asks of a verbs QP (struct dpv_rc_ops) and what a QP hands it:
+/* The RC/UC/XRC verbs transport: what the RC/UC engine asks of a verbs QP (struct dpv_rc_ops)
+ * and what a QP hands it:
  *   posting    a send WR is checked with the verbs core's table, its gather list (or its
  *              INLINE bytes) kept in the SQ slot, its MRs held until it completes, and
  *              given to the engine, which sends what its windows allow; receive WQEs are
@@ -156,13 +157,14 @@ void dpv__rc_tx_drop(struct dpv_qp *qp)
 	rq->ntx = 0;
 }
 
-static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_rc_payload *pl)
+static int cb_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_rc_payload *pl)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_rc_qp *rq = to_rcqp(qp);
 	struct dpv_mr_table *t = qp->ctx->mrs;
 	struct dpv_tx_seg seg[32];
 	struct dpv_roce_path path = rq->av.path;
+	struct dpv_roce_cursor c;
 	struct rte_mbuf *m;
 	uint16_t nseg = 0;
 	int rc = 0;
@@ -186,7 +188,8 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 		return rc;
 	path.ip_id = rq->ip_id++;
 	path.icrc_skip = rq->av.loopback && dpv__device_loop_icrc_skip(qp->ctx->dev);
-	rc = dpv__roce_frame_mbuf(qp->txh, &path, h, seg, nseg,
+	c = (struct dpv_roce_cursor){ .seg = seg, .nseg = nseg };
+	rc = dpv__roce_frame_mbuf(qp->txh, &path, h, NULL, 0, &c,
 				  pl->src == DPV_RC_PAYLOAD_NONE ? 0 : pl->len, &m);
 	if (pl->src == DPV_RC_PAYLOAD_MEM && pl->len != 0)
 		dpv__spinlock_unlock(&t->lock);
@@ -197,7 +200,7 @@ static int glue_emit(void *ctx, const struct dpv_roce_hdrs *h, const struct dpv_
 	return xmit(qp, m);
 }
 
-static int glue_wr_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
+static int cb_wr_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
 			 uint32_t len)
 {
 	struct dpv_qp *qp = ctx;
@@ -206,7 +209,7 @@ static int glue_wr_write(void *ctx, uint64_t handle, uint32_t off, const void *d
 	return scatter(qp, slot_sge(qp, slot), to_rcqp(qp)->nsge[slot], off, data, len);
 }
 
-static int glue_recv_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
+static int cb_recv_write(void *ctx, uint64_t handle, uint32_t off, const void *data,
 			   uint32_t len)
 {
 	struct dpv_qp *qp = ctx;
@@ -216,7 +219,7 @@ static int glue_recv_write(void *ctx, uint64_t handle, uint32_t off, const void 
 	return scatter(qp, dpv__rq_sges(r, slot), r->wqe[slot].nsge, off, data, len);
 }
 
-static int glue_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access)
+static int cb_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, uint32_t access)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_mr_table *t = qp->ctx->mrs;
@@ -228,7 +231,7 @@ static int glue_mem_check(void *ctx, uint32_t rkey, uint64_t va, uint32_t len, u
 	return mr != NULL ? 0 : -EACCES;
 }
 
-static int glue_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *data, uint32_t len)
+static int cb_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *data, uint32_t len)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_mr_table *t = qp->ctx->mrs;
@@ -242,7 +245,7 @@ static int glue_mem_write(void *ctx, uint32_t rkey, uint64_t va, const void *dat
 	return mr != NULL ? 0 : -EACCES;
 }
 
-static int glue_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
+static int cb_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode,
 			   uint64_t compare_add, uint64_t swap, uint64_t *orig)
 {
 	struct dpv_qp *qp = ctx;
@@ -269,12 +272,12 @@ static int glue_mem_atomic(void *ctx, uint32_t rkey, uint64_t va, uint8_t opcode
 	return mr != NULL ? 0 : -EACCES;
 }
 
-static int glue_mem_invalidate(void *ctx, uint32_t rkey)
+static int cb_mem_invalidate(void *ctx, uint32_t rkey)
 {
 	return dpv__mw_invalidate(ctx, rkey, true) == 0 ? 0 : -EACCES;
 }
 
-static void glue_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
+static void cb_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_wqe *w = &qp->sq.wqe[(uint32_t)c->handle & qp->sq.mask];
@@ -284,7 +287,7 @@ static void glue_send_done(void *ctx, const struct dpv_rc_send_cqe *c)
 	dpv__wqe_release(w);
 }
 
-static void glue_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
+static void cb_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 {
 	struct dpv_qp *qp = ctx;
 	struct dpv_rq *r = &qp->rq;
@@ -306,22 +309,22 @@ static void glue_recv_done(void *ctx, const struct dpv_rc_recv_cqe *c)
 	r->tail++;
 }
 
-static void glue_qp_error(void *ctx)
+static void cb_qp_error(void *ctx)
 {
 	to_rcqp((struct dpv_qp *)ctx)->failed = true;   /* acted on once the engine returns */
 }
 
-const struct dpv_rc_ops dpv_rc_glue_ops = {
-	.emit = glue_emit,
-	.wr_write = glue_wr_write,
-	.recv_write = glue_recv_write,
-	.mem_check = glue_mem_check,
-	.mem_write = glue_mem_write,
-	.mem_atomic = glue_mem_atomic,
-	.mem_invalidate = glue_mem_invalidate,
-	.send_done = glue_send_done,
-	.recv_done = glue_recv_done,
-	.qp_error = glue_qp_error,
+const struct dpv_rc_ops dpv_rc_verbs_ops = {
+	.emit = cb_emit,
+	.wr_write = cb_wr_write,
+	.recv_write = cb_recv_write,
+	.mem_check = cb_mem_check,
+	.mem_write = cb_mem_write,
+	.mem_atomic = cb_mem_atomic,
+	.mem_invalidate = cb_mem_invalidate,
+	.send_done = cb_send_done,
+	.recv_done = cb_recv_done,
+	.qp_error = cb_qp_error,
 };
 
 /* ---- driving the engine ---- */
@@ -427,7 +430,7 @@ static void engine_wr(const struct ibv_send_wr *wr, uint64_t handle, uint64_t le
 		.opcode = (uint8_t)wr->opcode,
 		.flags = (uint8_t)(wr->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 						     IBV_SEND_SOLICITED | IBV_SEND_INLINE)),
-		.length = (uint32_t)len,
+		.length = (uint32_t)RTE_MIN(len, (uint64_t)UINT32_MAX),   /* above the limit */
 		.remote_addr = atomic ? wr->wr.atomic.remote_addr : wr->wr.rdma.remote_addr,
 		.rkey = atomic ? wr->wr.atomic.rkey : wr->wr.rdma.rkey,
 		.imm = wr->imm_data,
@@ -468,45 +471,37 @@ static int post_one(struct dpv_qp *qp, const struct ibv_send_wr *wr, void *list_
 	uint32_t slot = sq->post & sq->mask;
 	struct dpv_wqe *w = &sq->wqe[slot];
 	struct dpv_rc_send_wr e;
-	uint64_t len = 0;
-	int rc;
+	uint64_t len;
+	int rc = dpv__roce_wr_check(qp, wr, &len, NULL);
 
-	if (likely(wr->num_sge >= 0 && (uint32_t)wr->num_sge <= qp->lim.max_send_sge))
-		len = dpv__wr_length(wr);
-	rc = dpv__wr_check_basic(&qp->lim, wr, len);
-	if (rc == 0 && sq->post - __atomic_load_n(&sq->freed, __ATOMIC_ACQUIRE) >= sq->max_wr)
-		rc = -ENOMEM;
-	if (rc == 0)
-		rc = dpv__wr_check_shape(&qp->lim, wr, len, NULL, 0, NULL);
-	if (rc == 0 && len > DPV_RC_MAX_MSG)
-		rc = -EINVAL;
 	if (rc != 0)
 		return rc;
-	if (wr->opcode == IBV_WR_SEND_WITH_INV && qp->type == IBV_QPT_UC)
-		return -EINVAL;             /* no such UC opcode on the wire (rxe: LOC_QP_OP_ERR) */
-	*w = (struct dpv_wqe){
-		.wr_id = wr->wr_id,
-		.opcode = dpv__wr_wc_opcode(wr->opcode),
-		.signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED),
-		.byte_len = (uint32_t)len,
-		.mrs = w->mrs,
-	};
+	dpv__roce_wqe_init(qp, w, wr, len);
 	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
 		run_local(qp, w, wr);
 		goto posted;
+	}
+	engine_wr(wr, sq->post, len, &e);
+	if (!rq->eng_on) {                  /* posted in ERR before RTR: the engine's check */
+		const struct dpv_rc_config c = { .uc = qp->type == IBV_QPT_UC, .mtu = 4096 };
+
+		rc = dpv__rc_wr_check(&c, &e);
+		if (rc != 0)
+			return rc;
 	}
 	keep_wr(qp, slot, wr);
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		hold_mrs(qp, w, wr);
 	if (rq->eng_on) {
-		engine_wr(wr, sq->post, len, &e);
-		rc = dpv__rc_post_send(&rq->eng, &e, now);   /* may complete it at once (ERR) */
+		/* checks what the verbs table leaves to the transport (UC's opcodes, the
+		 * message size); may complete the WR at once (ERR) */
+		rc = dpv__rc_post_send(&rq->eng, &e, now);
 		if (rc != 0) {
 			dpv__wqe_put_mrs(w);
 			return rc;
 		}
 	} else {
-		w->status = IBV_WC_WR_FLUSH_ERR;    /* posted in ERR before RTR */
+		w->status = IBV_WC_WR_FLUSH_ERR;
 		dpv__wqe_release(w);
 	}
 posted:
