@@ -145,7 +145,7 @@ static int rc_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	 * a thread domain keeps its lock all the same */
 	qp->lockless = false;
 	qp->post_send = dpv__rc_post_send_list;
-	__atomic_fetch_add(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&qp->ctx->dev->roce->qps, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -183,7 +183,7 @@ static void rc_destroy(struct dpv_qp *qp)
 	dpv__qp_unlock(qp);
 	dpv__roce_rx_user(qp, &rq->rx_user, false);
 	dpv__mw_qp_gone(qp);             /* its type 2 windows (IBA: invalidated with it) */
-	DPV_REF_PUT(&qp->ctx->dev->roce_qps);
+	DPV_REF_PUT(&qp->ctx->dev->roce->qps);
 	if (rq->eng_on) {
 		rc_log_stats(qp, rq);
 		dpv__rc_fini(&rq->eng);

@@ -112,7 +112,7 @@ static void tx_flush(struct dpv_qp *qp)
 		return;
 	if (rq->av.loopback) {                  /* to the port itself: never on the wire */
 		sent = (uint16_t)dpv__device_loopback(dev, rq->tx, n);
-		__atomic_fetch_add(&dev->roce_cnt.tx_loopback, sent, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dev->roce->cnt.tx_loopback, sent, __ATOMIC_RELAXED);
 	} else if (likely(!__atomic_load_n(&dev->fault_on[1], __ATOMIC_ACQUIRE))) {
 		sent = dpv__tx_burst(qp->txh, (void **)rq->tx, n);
 		qp->tx_frames += sent;

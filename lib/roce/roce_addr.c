@@ -193,6 +193,7 @@ int dpv__roce_port_init(struct dpv_device *dev)
 	if (rp == NULL)
 		return -ENOMEM;
 	rp->dev = dev;
+	TAILQ_INIT(&rp->mcasts);
 	pthread_mutex_init(&rp->lock, NULL);
 	dpv__spinlock_init(&rp->neigh_lock);
 	dpv__spinlock_init(&rp->txq_lock);

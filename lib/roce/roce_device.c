@@ -118,7 +118,7 @@ static void roce_query_port(struct dpv_device *dev, struct ibv_port_attr *a)
 
 static void roce_stats(struct dpv_device *dev, struct dpv_port_stats *s)
 {
-	const struct dpv_roce_counters *c = &dev->roce_cnt;
+	const struct dpv_roce_counters *c = &dev->roce->cnt;
 
 	s->rx_roce = __atomic_load_n(&c->rx, __ATOMIC_RELAXED);
 	s->rx_roce_bad_icrc = __atomic_load_n(&c->rx_bad_icrc, __ATOMIC_RELAXED);

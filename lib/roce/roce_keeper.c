@@ -42,7 +42,7 @@ static uint64_t roce_frames(struct dpv_device *dev)
 	uint64_t n;
 
 	dpv__spinlock_lock(&dev->rx_lock);
-	n = dev->roce_cnt.rx;
+	n = dev->roce->cnt.rx;
 	dpv__spinlock_unlock(&dev->rx_lock);
 	return n;
 }

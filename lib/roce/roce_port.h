@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "dpv_lock.h"
 #include "dpv_roce.h"
@@ -30,8 +31,26 @@ struct dpv_roce_neigh {
 
 #define DPV_ROCE_NEIGH_MAX 256
 
+/* What the RoCE receive path dropped, and what RoCE sent without the wire (per device;
+ * dpv_port_stats). The rx_* ones are counted under the device's rx_lock. */
+struct dpv_roce_counters {
+	uint64_t rx;               /* RoCEv2 frames to the port's GIDs (or its groups) taken */
+	uint64_t rx_bad_icrc;      /* dropped: ICRC wrong */
+	uint64_t rx_malformed;     /* dropped: lengths, BTH version, opcode, P_Key */
+	uint64_t rx_no_qp;         /* dropped: no receiving QP of that number (or group) */
+	uint64_t rx_bad_qkey;      /* dropped: Q_Key of another QP */
+	uint64_t tx_loopback;      /* frames to the port's own GIDs given to its receive side */
+	uint64_t tx_oversize;      /* UD messages above the path MTU: nothing sent (atomic) */
+};
+
 struct dpv_roce_port {
 	struct dpv_device *dev;
+	int qps;                   /* RoCE QPs of the port (__atomic): while there is none, RoCE
+				    * takes no frame (RAW_PACKET's steering sees them all) */
+	struct dpv_roce_counters cnt;
+	TAILQ_HEAD(dpv_mcast_list, dpv_mcast) mcasts;   /* UD group attachments, changed under
+							 * the device's rx_lock */
+	int nb_mcast;              /* ... how many (__atomic: the send side looks unlocked) */
 	/* The GID table, read without a lock (a sequence lock: readers retry while a writer
 	 * changes it; every word is accessed atomically, so no read is ever torn). An all-zero
 	 * entry is empty. Written under @lock only. */

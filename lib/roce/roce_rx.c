@@ -107,11 +107,11 @@ static enum dpv_ud_rx deliver(struct rx_state *st, struct dpv_qp *qp, const uint
 static void count(struct dpv_device *dev, enum dpv_ud_rx r)
 {
 	if (r == DPV_UD_RX_NO_QP)
-		dev->roce_cnt.rx_no_qp++;
+		dev->roce->cnt.rx_no_qp++;
 	else if (r == DPV_UD_RX_BAD_QKEY)
-		dev->roce_cnt.rx_bad_qkey++;
+		dev->roce->cnt.rx_bad_qkey++;
 	else if (r == DPV_UD_RX_BAD_OPCODE)
-		dev->roce_cnt.rx_malformed++;
+		dev->roce->cnt.rx_malformed++;
 }
 
 /* The multicast QPN: a copy to every QP attached to the destination group; counted once
@@ -121,7 +121,7 @@ static void to_group(struct rx_state *st, const uint8_t *f, const struct dpv_roc
 	enum dpv_ud_rx result = DPV_UD_RX_NO_QP;
 	struct dpv_mcast *m;
 
-	TAILQ_FOREACH(m, &st->dev->mcasts, next) {
+	TAILQ_FOREACH(m, &st->dev->roce->mcasts, next) {
 		enum dpv_ud_rx r;
 
 		if (memcmp(m->gid, fr->dgid, 16) != 0)
@@ -149,11 +149,11 @@ static void dispatch(struct rx_state *st, uint8_t *f, uint32_t len, enum icrc_mo
 		 dpv__roce_frame_parse_local(f, len, &fr, icrc == ICRC_FILL);
 
 	if (rc == -EILSEQ) {
-		dev->roce_cnt.rx_bad_icrc++;
+		dev->roce->cnt.rx_bad_icrc++;
 		return;
 	}
 	if (rc < 0) {
-		dev->roce_cnt.rx_malformed++;
+		dev->roce->cnt.rx_malformed++;
 		return;
 	}
 	if (fr.h.bth.dqpn == MCAST_QPN) {
@@ -162,7 +162,7 @@ static void dispatch(struct rx_state *st, uint8_t *f, uint32_t len, enum icrc_mo
 	}
 	qp = dpv__qpn_lookup(dev, fr.h.bth.dqpn);
 	if (!hold(st, qp)) {          /* none, or being modified by this thread */
-		dev->roce_cnt.rx_no_qp++;
+		dev->roce->cnt.rx_no_qp++;
 		return;
 	}
 	count(dev, deliver(st, qp, f, &fr));
@@ -199,7 +199,7 @@ static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 		 * address went) is dropped: it was never on a wire, and may have no ICRC */
 		return looped;
 	}
-	st->dev->roce_cnt.rx++;
+	st->dev->roce->cnt.rx++;
 	/* Built without its ICRC for this ring (ud_send.c): nothing on the way could damage it,
 	 * unless receive faults came on since (then it is checked, and dies on the ICRC it does
 	 * not have, as what they corrupt does); a SNIFFER rule since gets it whole. */
@@ -211,7 +211,7 @@ static bool rx_one(struct rx_state *st, struct rte_mbuf *m)
 	} else if (len <= sizeof(lin)) {
 		f = (uint8_t *)rte_pktmbuf_read(m, 0, len, lin);   /* a chain: always a copy */
 	} else {
-		st->dev->roce_cnt.rx_malformed++;
+		st->dev->roce->cnt.rx_malformed++;
 		return true;
 	}
 	dispatch(st, f, len, icrc);
@@ -225,7 +225,7 @@ static void roce_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n, 
 	struct rx_state st;
 
 	dpv__lock_assert_held(&dev->rx_lock);   /* a receiver's rx: one burst at a time */
-	if (__atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0)
+	if (__atomic_load_n(&dev->roce->qps, __ATOMIC_ACQUIRE) == 0)
 		return;
 	st.dev = dev;                 /* not "= { ... }": that zeroes 32 CQEs per burst */
 	st.held = NULL;
@@ -240,7 +240,7 @@ static void roce_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t n, 
 /* No RoCE QP on the port: RoCE takes no frame. */
 static bool roce_rx_idle(const struct dpv_device *dev)
 {
-	return __atomic_load_n(&dev->roce_qps, __ATOMIC_ACQUIRE) == 0;
+	return __atomic_load_n(&dev->roce->qps, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* After ARP/ND (a peer resolving us first gets its answer), before RAW_PACKET's flows. */

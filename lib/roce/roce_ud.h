@@ -13,6 +13,7 @@
 
 #include "dpv_roce.h"
 #include "roce_frame.h"
+#include "roce_port.h"
 #include "verbs_priv.h"
 
 /* An address handle: the path resolved once, when it is created (ibv_create_ah may block on
@@ -140,7 +141,7 @@ bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16]);
  * to the loopback ring then, and dropped there without a count if no QP took it. */
 static inline bool dpv__ud_mcast_any(struct dpv_device *dev)
 {
-	return __atomic_load_n(&dev->nb_mcast, __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&dev->roce->nb_mcast, __ATOMIC_RELAXED) != 0;
 }
 
 /* What became of a received datagram offered to a QP (ud_recv.c), for the counters. */

@@ -35,7 +35,7 @@ static int ud_create(struct dpv_qp *qp, struct ibv_qp_init_attr_ex *a)
 	qp->priv = ud;
 	qp->lim.ip_csum = false;           /* no IBV_DEVICE_UD_IP_CSUM */
 	qp->lim.frame_sends = false;       /* a SEND is a message, not a frame */
-	__atomic_fetch_add(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&qp->ctx->dev->roce->qps, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -47,7 +47,7 @@ static void ud_destroy(struct dpv_qp *qp)
 	if (ud == NULL)
 		return;
 	dpv__roce_rx_user(qp, &ud->rx_user, false);
-	__atomic_fetch_sub(&qp->ctx->dev->roce_qps, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&qp->ctx->dev->roce->qps, 1, __ATOMIC_RELEASE);
 	dpv__roce_txh_close(qp);
 	dpv__ud_frames_free(qp);
 	free(ud->frames);
@@ -106,10 +106,10 @@ static void mcast_count(struct dpv_device *dev, const uint8_t gid[16], unsigned 
 	struct dpv_mcast *m, *k;
 
 	*groups = *in_group = 0;
-	TAILQ_FOREACH(m, &dev->mcasts, next) {
+	TAILQ_FOREACH(m, &dev->roce->mcasts, next) {
 		if (memcmp(m->gid, gid, 16) == 0)
 			(*in_group)++;
-		for (k = TAILQ_FIRST(&dev->mcasts); k != m; k = TAILQ_NEXT(k, next))
+		for (k = TAILQ_FIRST(&dev->roce->mcasts); k != m; k = TAILQ_NEXT(k, next))
 			if (memcmp(k->gid, m->gid, 16) == 0)
 				break;
 		*groups += k == m;             /* the first attachment of its group */
@@ -129,7 +129,7 @@ static int mcast_change(struct dpv_qp *qp, const uint8_t gid[16], bool attach)
 	if (attach && add == NULL)
 		return -ENOMEM;
 	dpv__spinlock_lock(&dev->rx_lock);
-	TAILQ_FOREACH(m, &dev->mcasts, next)
+	TAILQ_FOREACH(m, &dev->roce->mcasts, next)
 		if (m->qp == qp && memcmp(m->gid, gid, 16) == 0)
 			found = m;
 	if (attach && found == NULL) {
@@ -140,14 +140,14 @@ static int mcast_change(struct dpv_qp *qp, const uint8_t gid[16], bool attach)
 		} else {
 			memcpy(add->gid, gid, 16);
 			add->qp = qp;
-			TAILQ_INSERT_TAIL(&dev->mcasts, add, next);
-			__atomic_fetch_add(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+			TAILQ_INSERT_TAIL(&dev->roce->mcasts, add, next);
+			__atomic_fetch_add(&dev->roce->nb_mcast, 1, __ATOMIC_RELAXED);
 			add = NULL;
 		}
 	} else if (!attach) {
 		if (found != NULL) {
-			TAILQ_REMOVE(&dev->mcasts, found, next);
-			__atomic_fetch_sub(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+			TAILQ_REMOVE(&dev->roce->mcasts, found, next);
+			__atomic_fetch_sub(&dev->roce->nb_mcast, 1, __ATOMIC_RELAXED);
 		} else {
 			rc = -EINVAL;
 		}
@@ -180,7 +180,7 @@ unsigned int dpv__ud_mcast_macs(struct dpv_device *dev, uint8_t (*macs)[6], unsi
 	unsigned int n = 0;
 
 	dpv__spinlock_lock(&dev->rx_lock);
-	TAILQ_FOREACH(m, &dev->mcasts, next) {
+	TAILQ_FOREACH(m, &dev->roce->mcasts, next) {
 		uint8_t mac[6];
 		bool dup = false;
 
@@ -201,12 +201,12 @@ void dpv__ud_mcast_detach_all(struct dpv_qp *qp)
 	TAILQ_HEAD(, dpv_mcast) gone = TAILQ_HEAD_INITIALIZER(gone);
 
 	dpv__spinlock_lock(&dev->rx_lock);
-	for (m = TAILQ_FIRST(&dev->mcasts); m != NULL; m = next) {
+	for (m = TAILQ_FIRST(&dev->roce->mcasts); m != NULL; m = next) {
 		next = TAILQ_NEXT(m, next);
 		if (m->qp == qp) {
-			TAILQ_REMOVE(&dev->mcasts, m, next);
+			TAILQ_REMOVE(&dev->roce->mcasts, m, next);
 			TAILQ_INSERT_TAIL(&gone, m, next);
-			__atomic_fetch_sub(&dev->nb_mcast, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&dev->roce->nb_mcast, 1, __ATOMIC_RELAXED);
 		}
 	}
 	dpv__spinlock_unlock(&dev->rx_lock);
@@ -224,7 +224,7 @@ bool dpv__ud_mcast_attached(struct dpv_device *dev, const uint8_t gid[16])
 	struct dpv_mcast *m;
 
 	dpv__lock_assert_held(&dev->rx_lock);
-	TAILQ_FOREACH(m, &dev->mcasts, next)
+	TAILQ_FOREACH(m, &dev->roce->mcasts, next)
 		if (memcmp(m->gid, gid, 16) == 0)
 			return true;
 	return false;

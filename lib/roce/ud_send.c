@@ -65,7 +65,7 @@ static uint32_t next_psn(struct dpv_qp *qp)
 static void oversize(struct ud_msg *m)
 {
 	next_psn(m->qp);
-	__atomic_fetch_add(&m->qp->ctx->dev->roce_cnt.tx_oversize, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&m->qp->ctx->dev->roce->cnt.tx_oversize, 1, __ATOMIC_RELAXED);
 }
 
 static int one_frame(struct ud_msg *m, const uint8_t *pre, uint32_t pre_len,
@@ -290,7 +290,7 @@ static bool kick_loop(struct dpv_qp *qp, struct dpv_ud_frames *f)
 						 f->n - f->next);
 
 	f->next += took;
-	__atomic_fetch_add(&dev->roce_cnt.tx_loopback, took, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&dev->roce->cnt.tx_loopback, took, __ATOMIC_RELAXED);
 	return f->next == f->n;
 }
 

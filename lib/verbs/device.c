@@ -68,7 +68,6 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	dpv__spinlock_init(&d->txhs_lock);
 	TAILQ_INIT(&d->txhs);
 	dpv__spinlock_init(&d->qpns.lock);
-	TAILQ_INIT(&d->mcasts);
 	dpv__timer_list_init(&d->timers);
 	d->caps = *caps;
 	if (device_hooks_init(d) != 0) {

@@ -24,7 +24,6 @@
 
 struct dpv_async_event;
 struct dpv_cq;
-struct dpv_mcast;
 struct dpv_mr_table;
 struct dpv_qp;
 struct dpv_roce_port;
@@ -58,18 +57,6 @@ struct dpv_qpn_table {
 	uint32_t size;             /* entries; 0 until the first QP */
 	uint32_t hint;             /* where the next search starts (freed numbers wait a round) */
 	struct dpv_qp **qp;        /* NULL: free */
-};
-
-/* What the RoCE receive path dropped, and what RoCE sent without the wire (per device;
- * dpv_port_stats). The rx_* ones are counted under the device's rx_lock. */
-struct dpv_roce_counters {
-	uint64_t rx;               /* RoCEv2 frames to the port's GIDs (or its groups) taken */
-	uint64_t rx_bad_icrc;      /* dropped: ICRC wrong */
-	uint64_t rx_malformed;     /* dropped: lengths, BTH version, opcode, P_Key */
-	uint64_t rx_no_qp;         /* dropped: no receiving QP of that number (or group) */
-	uint64_t rx_bad_qkey;      /* dropped: Q_Key of another QP */
-	uint64_t tx_loopback;      /* frames to the port's own GIDs given to its receive side */
-	uint64_t tx_oversize;      /* UD messages above the path MTU: nothing sent (atomic) */
 };
 
 /* Frames a port's receive side takes from a queue in one burst, and the most a transport's
@@ -112,13 +99,7 @@ struct dpv_device {
 #ifdef DPV_TSAN
 	dpv_spinlock_t loop_lock;  /* ThreadSanitizer builds only: dpv__device_loopback */
 #endif
-	int roce_qps;              /* RoCE QPs of the port: while there is none, RoCE takes no
-				    * frame (RAW_PACKET's steering sees them all) */
 	struct dpv_qpn_table qpns;
-	struct dpv_roce_counters roce_cnt;
-	TAILQ_HEAD(dpv_mcast_list, dpv_mcast) mcasts;   /* UD group attachments (lib/roce),
-							 * changed under rx_lock */
-	int nb_mcast;              /* ... how many (__atomic: the send side looks unlocked) */
 	/* service mode (qp_service.c): the port's service-mode QPs, driven by a service lcore */
 	pthread_mutex_t svc_mutex;     /* adding and removing QPs, the lcore assignment */
 	dpv_spinlock_t svc_lock;       /* the array; held by the service lcore for a round */
