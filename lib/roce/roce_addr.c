@@ -232,36 +232,32 @@ static int parse(struct ibv_context *context, const char *text, uint8_t addr[16]
 	return dpv__ip_parse(text, addr);
 }
 
-DPV_EXPORT int dpv_port_add_addr(struct ibv_context *context, const char *text)
+/* Add (@add) or remove the address @text of @context's port: 0 or a positive errno. */
+static int addr_change(struct ibv_context *context, const char *text, bool add)
 {
 	struct dpv_roce_port *rp;
 	uint8_t addr[16];
 	int family = parse(context, text, addr), rc;
 
-	DPV_FORK_REFUSE(ENODEV);
 	if (family < 0)
 		return EINVAL;
 	rp = to_dctx(context)->dev->roce;
 	pthread_mutex_lock(&rp->lock);
-	rc = addr_add(rp, family, addr);
+	rc = add ? addr_add(rp, family, addr) : addr_del(rp, family, addr);
 	pthread_mutex_unlock(&rp->lock);
 	return rc < 0 ? -rc : 0;
 }
 
+DPV_EXPORT int dpv_port_add_addr(struct ibv_context *context, const char *text)
+{
+	DPV_FORK_REFUSE(ENODEV);
+	return addr_change(context, text, true);
+}
+
 DPV_EXPORT int dpv_port_del_addr(struct ibv_context *context, const char *text)
 {
-	struct dpv_roce_port *rp;
-	uint8_t addr[16];
-	int family = parse(context, text, addr), rc;
-
 	DPV_FORK_REFUSE(ENODEV);
-	if (family < 0)
-		return EINVAL;
-	rp = to_dctx(context)->dev->roce;
-	pthread_mutex_lock(&rp->lock);
-	rc = addr_del(rp, family, addr);
-	pthread_mutex_unlock(&rp->lock);
-	return -rc;
+	return addr_change(context, text, false);
 }
 
 /* ---- the port underneath ---- */

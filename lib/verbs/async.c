@@ -65,20 +65,6 @@ void dpv__async_event_post(struct dpv_context *ctx, const struct ibv_async_event
 		VERBS_LOG(ERR, "async event fd: %s", strerror(errno));
 }
 
-void dpv__device_link_event(void *arg, bool up)
-{
-	struct dpv_device *dev = arg;
-	struct ibv_async_event ev = { .event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
-				      .element.port_num = 1 };
-	struct dpv_context *ctx;
-
-	pthread_mutex_lock(&open_lock);
-	TAILQ_FOREACH(ctx, &open_contexts, open_next)
-		if (ctx->dev == dev)
-			dpv__async_event_post(ctx, &ev);
-	pthread_mutex_unlock(&open_lock);
-}
-
 void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type)
 {
 	struct ibv_async_event ev = { .event_type = type, .element.port_num = 1 };
@@ -89,6 +75,11 @@ void dpv__device_event(struct dpv_device *dev, enum ibv_event_type type)
 		if (ctx->dev == dev)
 			dpv__async_event_post(ctx, &ev);
 	pthread_mutex_unlock(&open_lock);
+}
+
+void dpv__device_link_event(void *arg, bool up)
+{
+	dpv__device_event(arg, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
 }
 
 struct dpv_context *dpv__context_by_file(const struct stat *st)
