@@ -564,7 +564,7 @@ static void channel_progress(struct dpv_channel *ch)
 
 /* Naps of the waiting thread between two progress calls: WAIT_BUSY_NS for WAIT_LINGER naps
  * after an event was returned (a ping-pong's next completion is that close), a millisecond
- * otherwise; as the keeper's (roce_keeper.c). Direct progress has no interrupt: a frame that
+ * otherwise. Direct progress has no interrupt: a frame that
  * arrives during a nap is received at the next progress. */
 #define WAIT_BUSY_NS 50000
 #define WAIT_LINGER 2000            /* ~0.1 s of short naps */

@@ -24,7 +24,7 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
 /* The port's timers (RC's ACK and RNR timers), unless a receive queue is held by a poller
  * that made no progress since the last look: returns how many fired. */
 unsigned int dpv__device_timers_poll(struct dpv_device *dev);
-/* Set by a thread that polls ports only now and then (the keeper, a resolve waiting for a
+/* Set by a thread that polls ports only now and then (the progress thread, a resolve waiting for a
  * reply): its polls deliver, but never make it a queue's poller, to which the threads
  * polling CQs would then leave the queue (progress.c, cq_rx_poll). */
 extern __thread bool dpv__rx_visiting;
@@ -46,6 +46,15 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
  * works, a transport without port_rx_queue the rx_lock too): what was unpublished before (a
  * steering table, a QP number) is no longer seen by anyone. Not from a receive path. */
 void dpv__device_rx_quiesce(struct dpv_device *dev);
+
+/* The progress thread (progress_thread.c): it progresses the started ports of open devices
+ * that nobody else polls, woken by their receive interrupts, their timers or a kick. add
+ * when a port starts, del before it stops (device lock held); stop at exit, before the
+ * ports close; kick: frames went to a port's loopback ring (wakes a sleeping thread). */
+void dpv__progress_thread_add(struct dpv_device *dev);
+void dpv__progress_thread_del(struct dpv_device *dev);
+void dpv__progress_thread_stop(void);
+void dpv__progress_kick(void);
 
 /* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
  * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took

@@ -130,8 +130,8 @@ struct dpv_device_hooks {
 	 * before its QPs are destroyed (RAW: flows) and after (RoCE: address handles). */
 	unsigned int (*release_before_qps)(struct dpv_context *ctx);
 	unsigned int (*release_after_qps)(struct dpv_context *ctx);
-	/* The process stops, before any port closes: threads of this layer that poll ports
-	 * stop (the RoCE keeper). */
+	/* The process stops, before any port closes (after the core's progress thread):
+	 * threads of this layer that poll ports stop. */
 	void (*stop)(void);
 };
 
