@@ -11,8 +11,8 @@
  * from BACKOFF_MIN_NS to NAP_NS while they keep polling. A port nobody polls is the thread's:
  * it sleeps in epoll_wait on the port's receive interrupt fds (dpv_driver_ops.rx_intr_fd)
  * and the loopback kick (frames a port sends itself: dpv__progress_kick), with the earliest
- * timer deadline of its ports as the timeout; woken, it polls until no frame came for
- * QUIET_NS, then sleeps again. A port without interrupt fds is looked at every NAP_NS, and
+ * timer deadline of its ports as the timeout; woken, it looks again every QUIET_NAP_NS
+ * until no frame came for QUIET_NS, then sleeps until the next wake. A port without interrupt fds is looked at every NAP_NS, and
  * every NAP_BUSY_NS for LINGER_NS after its last frame. An idle process thus sleeps.
  *
  * The thread is an EAL control thread (rte_ctrl_thread_create: on the CPUs the EAL leaves
@@ -20,8 +20,6 @@
  * at exit before the ports close (dpv__progress_thread_stop); configuration key
  * progress_thread = 0 keeps it from starting (a program that promises to poll). */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +38,8 @@
 
 #define PT_MAX_DEVS 64
 #define PT_MAX_FDS 16             /* interrupt fds per port (its first receive queues) */
-#define QUIET_NS 100000L          /* woken: poll until no frame for this long */
+#define QUIET_NS 100000L          /* woken: look again until no frame for this long */
+#define QUIET_NAP_NS 20000L       /* ... every this often */
 #define NAP_NS 10000000L          /* a port without interrupts: looked at this often */
 #define NAP_BUSY_NS 50000L        /* ... and this often for LINGER_NS after a frame */
 #define LINGER_NS 200000000L
@@ -240,10 +239,11 @@ static void *pt_main(void *arg)
 			wake = RTE_MIN(wake, pt_deadline(p, now));
 		}
 		pthread_mutex_unlock(&pt_lock);
-		if (now < quiet_until) {
-			rte_pause();
-			continue;                  /* polling until quiet */
-		}
+		/* after a frame, looks every QUIET_NAP_NS until QUIET_NS pass without one: a
+		 * nap, not a spin, gives the CPU back to the programs (perftest's spinning
+		 * ends on a 2-core host), and the fds still wake it at once */
+		if (now < quiet_until)
+			wake = RTE_MIN(wake, now + ns_ticks(QUIET_NAP_NS));
 		__atomic_store_n(&pt_sleeping, true, __ATOMIC_SEQ_CST);
 		/* frames sent to a port's own loopback ring since the look: the kick may have
 		 * found the thread awake */
