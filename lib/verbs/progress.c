@@ -87,8 +87,10 @@ unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, u
 #ifdef DPV_TSAN
 	dpv__spinlock_unlock(&dev->loop_lock);
 #endif
-	if (took > 0)
-		dpv__progress_kick();      /* a port's frames to itself raise no interrupt */
+	/* a port's frames to itself raise no interrupt; a port someone else polls is left to
+	 * them (no syscall per burst) */
+	if (took > 0 && __atomic_load_n(&dev->progress_owned, __ATOMIC_RELAXED))
+		dpv__progress_kick();
 	return took;
 }
 

@@ -20,6 +20,7 @@
  * at exit before the ports close (dpv__progress_thread_stop); configuration key
  * progress_thread = 0 keeps it from starting (a program that promises to poll). */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -173,6 +174,7 @@ static bool pt_look(struct pt_port *p, uint64_t now)
 	if (polls != p->seen_polls) {
 		p->seen_polls = polls;
 		p->others = true;
+		__atomic_store_n(&dev->progress_owned, false, __ATOMIC_RELAXED);
 		p->backoff_ns = RTE_MIN(RTE_MAX(2 * p->backoff_ns, (uint64_t)BACKOFF_MIN_NS),
 					(uint64_t)NAP_NS);
 		p->next_look = now + ns_ticks(p->backoff_ns);
@@ -181,13 +183,19 @@ static bool pt_look(struct pt_port *p, uint64_t now)
 	}
 	p->others = false;
 	p->backoff_ns = 0;
+	/* a port nobody receives from is not polled (dpv__port_rx_poll): it keeps its frames,
+	 * its fds would stay readable, its loopback ring full */
+	__atomic_store_n(&dev->progress_owned, users, __ATOMIC_RELAXED);
+	pt_arm(p, users);
+	if (!users) {
+		dpv__device_timers_poll(dev);
+		return false;
+	}
 	before = pt_frames(dev);
 	ring = dev->loop != NULL && rte_ring_count(dev->loop) > 0;
 	dpv__port_rx_poll(dev);
 	dpv__device_timers_poll(dev);
 	p->seen_polls = dpv__device_rx_polls(dev);
-	/* a port nobody receives from keeps its frames: its fds would stay readable */
-	pt_arm(p, users);
 	if (pt_frames(dev) != before || ring) {
 		p->last_frame = now;
 		p->empty_wakes = 0;
@@ -207,6 +215,25 @@ static uint64_t pt_deadline(const struct pt_port *p, uint64_t now)
 		t = RTE_MIN(t, now + ns_ticks(now - p->last_frame < ns_ticks(LINGER_NS) ?
 					     NAP_BUSY_NS : NAP_NS));
 	return t;
+}
+
+/* epoll_pwait2 (Linux 5.11) for naps below a millisecond; epoll_wait, the timeout rounded
+ * up to milliseconds, where it is missing (older kernels, valgrind 3.19). */
+static int pt_wait(struct epoll_event *evs, int max, const struct timespec *ts)
+{
+	static bool no_pwait2;
+	int ms = -1, n;
+
+	if (!no_pwait2) {
+		n = epoll_pwait2(pt_epfd, evs, max, ts, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		no_pwait2 = true;
+	}
+	if (ts != NULL)
+		ms = (int)RTE_MIN(ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000,
+				  (long)INT_MAX);
+	return epoll_wait(pt_epfd, evs, max, ms);
 }
 
 static void *pt_main(void *arg)
@@ -238,7 +265,6 @@ static void *pt_main(void *arg)
 				quiet_until = now + ns_ticks(QUIET_NS);
 			wake = RTE_MIN(wake, pt_deadline(p, now));
 		}
-		pthread_mutex_unlock(&pt_lock);
 		/* after a frame, looks every QUIET_NAP_NS until QUIET_NS pass without one: a
 		 * nap, not a spin, gives the CPU back to the programs (perftest's spinning
 		 * ends on a 2-core host), and the fds still wake it at once */
@@ -248,12 +274,14 @@ static void *pt_main(void *arg)
 		/* frames sent to a port's own loopback ring since the look: the kick may have
 		 * found the thread awake */
 		for (unsigned int i = 0; i < pt_nb; i++) {
-			struct rte_ring *loop = __atomic_load_n(&pt_ports[i].dev->loop,
-								__ATOMIC_ACQUIRE);
+			struct dpv_device *dev = pt_ports[i].dev;
+			struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
 
-			if (loop != NULL && rte_ring_count(loop) > 0)
+			if (loop != NULL && rte_ring_count(loop) > 0 &&
+			    __atomic_load_n(&dev->progress_owned, __ATOMIC_RELAXED))
 				wake = now;
 		}
+		pthread_mutex_unlock(&pt_lock);
 		if (wake != UINT64_MAX) {
 			uint64_t d = wake > now ? wake - now : 0;
 
@@ -261,7 +289,7 @@ static void *pt_main(void *arg)
 			ts.tv_nsec = (long)((d % hz) * 1000000000ull / hz);
 			tsp = &ts;
 		}
-		n = epoll_pwait2(pt_epfd, evs, RTE_DIM(evs), tsp, NULL);
+		n = pt_wait(evs, RTE_DIM(evs), tsp);
 		__atomic_store_n(&pt_sleeping, false, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&pt_lock);
 		for (int k = 0; k < n; k++) {
@@ -357,6 +385,7 @@ void dpv__progress_thread_del(struct dpv_device *dev)
 		if (pt_ports[i].dev != dev)
 			continue;
 		pt_arm(&pt_ports[i], false);
+		__atomic_store_n(&dev->progress_owned, false, __ATOMIC_RELAXED);
 		if (i != pt_nb - 1) {
 			/* the last one takes the slot: its epoll data names the slot */
 			struct pt_port *last = &pt_ports[pt_nb - 1];
@@ -381,8 +410,10 @@ void dpv__progress_thread_stop(void)
 	pt_stop = true;
 	join = pt_running;
 	pt_running = false;
-	for (unsigned int i = 0; i < pt_nb; i++)
+	for (unsigned int i = 0; i < pt_nb; i++) {
 		pt_arm(&pt_ports[i], false);
+		__atomic_store_n(&pt_ports[i].dev->progress_owned, false, __ATOMIC_RELAXED);
+	}
 	pt_nb = 0;
 	pthread_mutex_unlock(&pt_lock);
 	if (join) {
