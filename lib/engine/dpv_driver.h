@@ -121,6 +121,16 @@ struct dpv_driver_ops {
 	int (*flow_steer)(struct dpv_port *port, const struct dpv_flow_match *m, uint16_t queue,
 			  void **handle);
 	void (*flow_unsteer)(struct dpv_port *port, void *handle);
+	/* Receive interrupts, all optional (NULL: the driver has none). rx_intr_fd: a file
+	 * descriptor that polls readable (level-triggered, epoll) while receive queue @queue
+	 * holds frames, or may hold some since rx_intr_enable; it stays the driver's (never
+	 * closed by the caller) and lives until port_stop; -ENOTSUP where the port has none.
+	 * rx_intr_enable before sleeping on the fd (then one more rx_burst: frames that came
+	 * before the enable may not raise it), rx_intr_disable while polling; both return 0
+	 * where the fd needs no arming. */
+	int (*rx_intr_fd)(struct dpv_port *port, uint16_t queue);
+	int (*rx_intr_enable)(struct dpv_port *port, uint16_t queue);
+	int (*rx_intr_disable)(struct dpv_port *port, uint16_t queue);
 };
 
 struct dpv_driver {

@@ -34,6 +34,7 @@ struct dpv_config {
 	unsigned int tx_copy_max;        /* non-inline frames up to this size are copied */
 	unsigned int offload_policy;     /* enum dpv_offload_policy of every port at start */
 	unsigned int progress;           /* enum dpv_progress of a new QP */
+	unsigned int progress_thread;    /* 1: the library progresses ports nobody polls */
 	unsigned int cycle_stats;        /* 1: QPs count TSC cycles per stage (dpv_query_qp_stats) */
 	/* fault injection on every port (doc/faults.md), parts per million of frames */
 	unsigned int fault_drop_ppm, fault_dup_ppm, fault_reorder_ppm, fault_corrupt_ppm;

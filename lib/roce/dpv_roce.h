@@ -55,10 +55,4 @@ void dpv__roce_neigh_rx(struct dpv_device *dev, struct rte_mbuf **pkts, uint16_t
 void dpv__roce_neigh_stats(struct dpv_device *dev, uint64_t *tx, uint64_t *tx_dropped,
 			   uint64_t *rx, uint64_t *rx_bad);
 
-/* --- the keeper (roce_keeper.c) --- */
-
-/* Stop the thread that polls ports with addresses nobody polls (at exit, before the ports
- * close; it starts again with the next port that starts). */
-void dpv__roce_keeper_stop(void);
-
 #endif

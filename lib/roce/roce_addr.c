@@ -211,8 +211,6 @@ void dpv__roce_port_start(struct dpv_device *dev, bool started)
 	struct dpv_roce_port *rp = dev->roce;
 	uint8_t gid[16], cur[16];
 
-	if (!started)
-		dpv__roce_keeper_del(rp);        /* before the port stops under its poll */
 	pthread_mutex_lock(&rp->lock);
 	__atomic_store_n(&rp->started, started, __ATOMIC_RELAXED);
 	dpv__roce_gid_from_mac(gid, dev->caps.mac);     /* known for sure once started */
@@ -220,8 +218,6 @@ void dpv__roce_port_start(struct dpv_device *dev, bool started)
 		gid_write(rp, 0, gid);
 	dpv__roce_port_update(rp);
 	pthread_mutex_unlock(&rp->lock);
-	if (started)
-		dpv__roce_keeper_add(rp);
 }
 
 /* "a.b.c.d" or IPv6 text of a port address; the family, or -EINVAL. */

@@ -2,7 +2,7 @@
 /* RoCEv2 on a device, as the verbs core sees it: the device hooks (verbs_transport.h) that
  * make and start a port's RoCE state (roce_addr.c), fill the attributes and counters RoCE
  * owns (active MTU, GID table, the demux's and ARP/ND's counters), destroy the address handles
- * a closing context left and stop the keeper at exit; the GID query verbs; and the mbuf flag
+ * a closing context left; the GID query verbs; and the mbuf flag
  * of loopback frames built without their ICRC. */
 #include <errno.h>
 #include <pthread.h>
@@ -149,6 +149,5 @@ static const struct dpv_device_hooks roce_hooks = {
 	.query_port = roce_query_port,
 	.stats = roce_stats,
 	.release_after_qps = roce_release,
-	.stop = dpv__roce_keeper_stop,
 };
 DPV_DEVICE_HOOKS_REGISTER(roce, roce_hooks)

@@ -79,10 +79,6 @@ int dpv__roce_ctl_send(struct dpv_roce_port *rp, const uint8_t *frame, uint16_t 
 /* The port of a device: its multicast filter (solicited-node MACs of its IPv6 GIDs) while it
  * runs, the queue ARP/ND frames leave by let go when it stops; @lock held. */
 void dpv__roce_port_update(struct dpv_roce_port *rp);
-/* The keeper (roce_keeper.c) looks after a started port: add at start, del before it stops
- * (del waits for a poll of the port in progress). */
-void dpv__roce_keeper_add(struct dpv_roce_port *rp);
-void dpv__roce_keeper_del(struct dpv_roce_port *rp);
 /* The same from outside, @lock taken (a UD QP joined or left a group). */
 void dpv__roce_port_refresh(struct dpv_device *dev);
 /* The MACs of the groups @dev's UD QPs are attached to (ud_qp.c), at most @max, each once;

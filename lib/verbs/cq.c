@@ -557,7 +557,8 @@ static void channel_progress(struct dpv_channel *ch)
 }
 
 /* Naps between two progress calls of a waiting thread: short for WAIT_LINGER naps after an
- * event (a ping-pong's next completion is that close), a millisecond otherwise. */
+ * event (a ping-pong's next completion is that close), a millisecond otherwise; a frame
+ * that arrives during a nap is received at the next progress (or by the progress thread). */
 #define WAIT_BUSY_NS 50000
 #define WAIT_LINGER 2000            /* ~0.1 s of short naps */
 

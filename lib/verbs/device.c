@@ -77,7 +77,7 @@ static struct dpv_device *device_find_or_add(const struct dpv_driver_ops *ops, i
 	}
 found:
 	/* an open device's port runs and does not change: receive progress (another thread,
-	 * the keeper) reads port and caps while a scan goes on */
+	 * the progress thread) reads port and caps while a scan goes on */
 	if (d->open_count == 0) {
 		d->index = index;
 		d->port = port;
@@ -226,8 +226,10 @@ static int device_start(struct dpv_device *d)
 		d->ops->port_get(d->index, &d->caps);   /* caps known only once started */
 		rc = dpv__device_rx_init(d);          /* its receive queues */
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		DPV_HOOKS_CALL(start, d, true);
+		dpv__progress_thread_add(d);
+	}
 	return rc;
 }
 
@@ -326,6 +328,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 		dpv__spinlock_lock(&d->rx_lock);
 		dpv__device_faults_stop(d);
 		dpv__spinlock_unlock(&d->rx_lock);
+		dpv__progress_thread_del(d);  /* before the port stops under its poll */
 		DPV_HOOKS_CALL(start, d, false);
 		d->ops->port_stop(d->port);
 	}
@@ -363,7 +366,7 @@ DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 
 static void verbs_stop(void)
 {
-	DPV_HOOKS_CALL(stop, );              /* nothing polls the ports while they close */
+	dpv__progress_thread_stop();         /* nothing polls the ports while they close */
 	pthread_mutex_lock(&dev_lock);
 	devices_release();
 	pthread_mutex_unlock(&dev_lock);

@@ -87,6 +87,10 @@ unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, u
 #ifdef DPV_TSAN
 	dpv__spinlock_unlock(&dev->loop_lock);
 #endif
+	/* a port's frames to itself raise no interrupt; a port someone else polls is left to
+	 * them (no syscall per burst) */
+	if (took > 0 && __atomic_load_n(&dev->progress_owned, __ATOMIC_RELAXED))
+		dpv__progress_kick();
 	return took;
 }
 
@@ -301,7 +305,7 @@ unsigned int dpv__device_timers_poll(struct dpv_device *dev)
  * their own queues: they read where another thread polls (a line written when that changes)
  * and one poll count per round, but take no lock of another's queue and deliver none of its
  * frames; one thread polling several CQs polls every queue at every round, and a queue whose
- * thread stopped is taken over. A visitor's polls (the keeper's, a resolve's:
+ * thread stopped is taken over. A visitor's polls (the progress thread's, a resolve's:
  * dpv__rx_visiting) never make it a queue's poller: a CQ's thread would otherwise leave its
  * queue to a thread that looks only now and then. */
 #define RX_HOME_ROUNDS 64

@@ -96,6 +96,9 @@ struct dpv_device {
 	/* frames a transport looped back to its own port (RoCE to its own GIDs): received with
 	 * the port's next burst, before its frames (created with the first RoCE QP) */
 	struct rte_ring *loop;
+	/* the progress thread polls the port (nobody else does): frames looped back kick it
+	 * (progress_thread.c; __atomic) */
+	bool progress_owned;
 #ifdef DPV_TSAN
 	dpv_spinlock_t loop_lock;  /* ThreadSanitizer builds only: dpv__device_loopback */
 #endif

@@ -23,8 +23,8 @@ void dpv__rxq_poll(struct dpv_device *dev, struct dpv_rxq *q);
 /* The port's timers (RC's ACK and RNR timers), unless a receive queue is held by a poller
  * that made no progress since the last look: returns how many fired. */
 unsigned int dpv__device_timers_poll(struct dpv_device *dev);
-/* Set by a thread that polls ports only now and then (the keeper, a resolve): its polls
- * never make it a queue's poller, to which CQ pollers would leave the queue. */
+/* Set by a thread that polls ports only now and then (the progress thread, a resolve): its
+ * polls never make it a queue's poller, to which CQ pollers would leave the queue. */
 extern __thread bool dpv__rx_visiting;
 
 /* The port's receive queues' poll counts, summed (someone polled the port since). */
@@ -44,9 +44,18 @@ void dpv__context_qp_del(struct dpv_context *ctx, struct dpv_qp *qp);
  * steering table, a QP number) is seen by nobody. Not from a receive path. */
 void dpv__device_rx_quiesce(struct dpv_device *dev);
 
-/* Loopback: the ring of frames @dev's port receives from itself, created once; -ENOMEM.
- * dpv__device_loopback returns how many frames it took (the caller keeps the rest). */
+/* The progress thread (progress_thread.c): it progresses the started ports of open devices
+ * that nobody else polls, woken by their receive interrupts, their timers or a kick. add
+ * when a port starts, del before it stops (device lock held); stop at exit, before the
+ * ports close; kick: frames went to a port's loopback ring (wakes a sleeping thread). */
+void dpv__progress_thread_add(struct dpv_device *dev);
+void dpv__progress_thread_del(struct dpv_device *dev);
+void dpv__progress_thread_stop(void);
+void dpv__progress_kick(void);
 
+/* Loopback (progress.c): the ring of frames @dev's port receives from itself, created once;
+ * -ENOMEM. dpv__device_loopback hands it frames (multi-producer), returns how many it took
+ * (a full ring takes fewer: the caller keeps the rest, as when a port queue is full). */
 int dpv__device_loop_init(struct dpv_device *dev);
 unsigned int dpv__device_loopback(struct dpv_device *dev, struct rte_mbuf **m, unsigned int n);
 /* Free what the ring still holds, and the ring (the ports are closing). */

@@ -136,9 +136,6 @@ struct dpv_device_hooks {
 	 * before its QPs are destroyed (RAW: flows) and after (RoCE: address handles). */
 	unsigned int (*release_before_qps)(struct dpv_context *ctx);
 	unsigned int (*release_after_qps)(struct dpv_context *ctx);
-	/* The process stops, before any port closes: threads of this layer that poll ports
-	 * stop (the RoCE keeper). */
-	void (*stop)(void);
 };
 
 /* Registration, from constructors (the macros below); the core reads the tables only once

@@ -444,8 +444,8 @@ static void check_no_address(void)
 }
 
 /* Nobody polls: the program sleeps (as ibv_ud_pingpong does in its TCP handshake while the
- * peer resolves it), yet the port answers — the library's keeper thread polls a port with
- * addresses that nobody else polls. The CQ of the sniffer fills without a poll. */
+ * peer resolves it), yet the port answers — the library's progress thread polls a port
+ * that nobody else polls. The CQ of the sniffer fills without a poll. */
 static void check_keeper(void)
 {
 	struct dpv_nd_msg q = arp(DPV_ND_ARP_REQUEST, "10.3.0.7", "10.3.0.1");

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <rte_bus.h>
 #include <rte_dev.h>
@@ -199,7 +201,20 @@ static bool spread_wanted(const struct dpv_port *p, const struct rte_eth_dev_inf
 	       (p->rss_hf == 0 && !spreads_flows(info->driver_name));
 }
 
-static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *info)
+/* PMDs of DPDK 22.11 whose receive queues have interrupts (rte_eth_dev_rx_intr_ctl_q_get_fd):
+ * net_tap (the queue's tun fd), virtio's; PCI NICs through VFIO's MSI-X vectors. memif,
+ * af_packet, ring, null and pcap have none (af_packet's own sockets: eth_rx_intr_fd). */
+static bool has_rx_intr(const struct rte_eth_dev_info *info)
+{
+	static const char *const pmds[] = { "net_tap", "net_virtio", "net_virtio_user" };
+
+	for (size_t i = 0; i < RTE_DIM(pmds); i++)
+		if (strcmp(info->driver_name, pmds[i]) == 0)
+			return true;
+	return info->device != NULL && strcmp(rte_bus_name(rte_dev_bus(info->device)), "pci") == 0;
+}
+
+static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *info, bool intr)
 {
 	const struct dpv_config *cfg = dpv__config();
 	struct rte_eth_conf conf = { 0 };
@@ -215,6 +230,8 @@ static int port_configure(struct dpv_port *p, const struct rte_eth_dev_info *inf
 	p->ext_mp = ext_mp;
 	p->tx_offloads = info->tx_offload_capa & (HW_TX_OFFLOADS | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
+	conf.intr_conf.rxq = intr;
+	p->rx_intr = intr;
 	/* receive checksums checked by the port where it can (the layer above checks the rest) */
 	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM)
 		conf.rxmode.offloads |= RX_CKSUM;
@@ -323,9 +340,24 @@ static int eth_port_start(struct dpv_port *p, const struct dpv_port_events *ev)
 	p->ev = *ev;
 	dpv__spinlock_init(&p->txq_lock);
 	rc = rte_eth_dev_info_get(p->port_id, &info);
-	if (rc == 0)
-		rc = port_configure(p, &info);
-	if (rc == 0)
+	if (rc == 0 && has_rx_intr(&info)) {
+		rc = port_configure(p, &info, true);
+		if (rc == 0)
+			rc = rte_eth_dev_start(p->port_id);
+		if (rc != 0) {
+			/* a PMD or a device (no VFIO interrupt vectors) that refuses them */
+			PMD_LOG(INFO, "port %s (%s) refuses receive interrupts (%s): it is "
+				"looked at, not woken, while nobody polls it", p->name,
+				info.driver_name, rte_strerror(-rc));
+			dpv__eth_spread_fini(p);
+			rc = 1;
+		}
+	} else if (rc == 0) {
+		rc = 1;
+	}
+	if (rc == 1)
+		rc = port_configure(p, &info, false);
+	if (rc == 0 && !p->rx_intr)
 		rc = rte_eth_dev_start(p->port_id);
 	if (rc != 0) {
 		PMD_LOG(ERR, "port %s (%s) cannot be configured and started: %s", p->name,
@@ -333,6 +365,7 @@ static int eth_port_start(struct dpv_port *p, const struct dpv_port_events *ev)
 		return rc;
 	}
 	port_tx_mode(p, &info);
+	p->af_packet = strcmp(info.driver_name, "net_af_packet") == 0;
 	p->started = true;
 	link_watch_start(p);
 	return 0;
@@ -504,6 +537,67 @@ static int eth_port_xstats(struct dpv_port *p, struct dpv_port_xstat *out, unsig
 	return count + (int)extra;
 }
 
+/* The socket of net_af_packet's receive queue @q, or -1. That PMD has no receive interrupts,
+ * but its socket polls readable while the queue's mmap ring holds frames (the kernel's
+ * packet_poll), which is what a sleeping poller needs. DPDK exports no way to it: this reads
+ * the first int of the PMD's queue (struct pkt_rx_queue, whose first member is the socket
+ * in 22.11 and later), and takes it only if it is a packet socket: a PMD laid out otherwise
+ * gives -1, and the port is looked at instead. */
+static int af_packet_fd(const struct dpv_port *p, uint16_t q)
+{
+	const int *rxq = rte_eth_fp_ops[p->port_id].rxq.data[q];
+	int domain = 0, fd;
+	socklen_t len = sizeof(domain);
+	struct stat st;
+
+	if (rxq == NULL)
+		return -1;
+	fd = *rxq;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_PACKET)
+		return -1;
+	return fd;
+}
+
+/* On a port spread in software, a software queue may hold frames its fd says nothing of:
+ * no interrupts there. */
+static int eth_rx_intr_fd(struct dpv_port *p, uint16_t q)
+{
+	int fd;
+
+	if (!p->started || q >= p->nb_rxq || p->spread != NULL)
+		return -ENOTSUP;
+	if (p->af_packet) {
+		fd = af_packet_fd(p, q);
+		return fd >= 0 ? fd : -ENOTSUP;
+	}
+	if (!p->rx_intr)
+		return -ENOTSUP;
+	fd = rte_eth_dev_rx_intr_ctl_q_get_fd(p->port_id, q);
+	return fd >= 0 ? fd : -ENOTSUP;
+}
+
+/* net_tap has no enable (-ENOTSUP): its fd is the tun queue's, readable while it holds frames. */
+static int eth_rx_intr_enable(struct dpv_port *p, uint16_t q)
+{
+	int rc;
+
+	if (!p->rx_intr)
+		return 0;
+	rc = rte_eth_dev_rx_intr_enable(p->port_id, q);
+	return rc == -ENOTSUP ? 0 : rc;
+}
+
+static int eth_rx_intr_disable(struct dpv_port *p, uint16_t q)
+{
+	int rc;
+
+	if (!p->rx_intr)
+		return 0;
+	rc = rte_eth_dev_rx_intr_disable(p->port_id, q);
+	return rc == -ENOTSUP ? 0 : rc;
+}
+
 static const struct dpv_driver_ops ethdev_ops = {
 	.name = "ethdev",
 	.port_count = eth_port_count,
@@ -525,6 +619,9 @@ static const struct dpv_driver_ops ethdev_ops = {
 	.port_xstats = eth_port_xstats,
 	.flow_steer = dpv__eth_flow_steer,
 	.flow_unsteer = dpv__eth_flow_unsteer,
+	.rx_intr_fd = eth_rx_intr_fd,
+	.rx_intr_enable = eth_rx_intr_enable,
+	.rx_intr_disable = eth_rx_intr_disable,
 };
 
 DPV_DRIVER_REGISTER(ethdev, ethdev_ops)

@@ -58,6 +58,8 @@ struct dpv_port {
 	uint32_t max_tx_frame;     /* frames above this the PMD refuses (net_tap: MTU + 22) */
 	bool no_flows;             /* its PMD refused an rte_flow rule: not asked again */
 	struct dpv_spread *spread; /* receive queues spread in software (ethdev_spread.c), or NULL */
+	bool rx_intr;              /* configured with receive interrupts (intr_conf.rxq) */
+	bool af_packet;            /* net_af_packet: its sockets tell (eth_rx_intr_fd) */
 };
 
 /* Receive queues spread in software over the port's own (ethdev_spread.c): nb_rxq software
