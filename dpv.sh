@@ -103,10 +103,10 @@ sanitized() {
 }
 
 # The tests with threads again under ThreadSanitizer (only their programs are built there).
-# rc (its QPs' engines run from the CQ's thread, the keeper and the timers) joined once the
+# rc (its QPs' engines run from the CQ's thread, the progress thread and the timers) joined once the
 # RETRY_EXC_ERR it once ended in under TSan's slowdown was explained: a poller descheduled
 # while it held the receive queue (754d099, doc/roce-rc.md "Timers").
-TSAN_TESTS="concurrency completions service service_help roce_addr ud rc rx_concurrency rx_queues rx_spread"
+TSAN_TESTS="concurrency completions service service_help roce_addr ud rc rx_concurrency rx_queues rx_spread wake_loop"
 tsan() {
 	[ "${DPV_SANITIZE:-1}" = 1 ] && [ $# = 0 ] || return 0
 	[ -f "$BUILD-tsan/build.ninja" ] ||

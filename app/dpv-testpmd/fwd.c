@@ -191,7 +191,7 @@ static int fwd_port_setup(int p, uint64_t count)
 			     .progress = -1 };
 	struct ibv_flow_attr all = { .type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all),
 				     .port = 1 };
-	int id = qp_create((unsigned int)p, &o, true);
+	int id = qp_create((unsigned int)p, &o, true), rc;
 
 	memset(fp, 0, offsetof(struct fwd_port, hdr));
 	if (id < 0)
@@ -202,9 +202,14 @@ static int fwd_port_setup(int p, uint64_t count)
 	fp->cq = tp.qp[id].cq;
 	fp->out = paired(p);
 	fp->budget = count ? count : UINT64_MAX;
+	/* receive WQEs before the flow: from the flow on, the port's frames come to this QP
+	 * (the library's progress thread delivers them even before the engine polls) */
+	rc = fwd_engine_prepare((unsigned int)p);
+	if (rc != 0)
+		return rc;
 	if (!tx && flow_add((unsigned int)id, &all, "all_default (forwarding)") < 0)
 		return -EIO;
-	return fwd_engine_prepare((unsigned int)p);
+	return 0;
 }
 
 int fwd_start(uint64_t count)

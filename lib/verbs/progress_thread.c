@@ -149,12 +149,26 @@ static void pt_fds(struct pt_port *p)
 	}
 }
 
+/* Frames waiting in @dev's loopback ring, a hint: rte_ring_count's arithmetic on tails read
+ * atomically (senders move them with atomics of their own; a plain read of them is a race
+ * to ThreadSanitizer, and may be torn on paper). */
+static uint32_t loop_pending(struct dpv_device *dev)
+{
+	struct rte_ring *r = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
+	uint32_t n;
+
+	if (r == NULL)
+		return 0;
+	n = (__atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) -
+	     __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE)) & r->mask;
+	return RTE_MIN(n, r->capacity);
+}
+
 /* Frames the port took so far, and whether its loopback ring holds some. */
 static uint64_t pt_frames(struct dpv_device *dev)
 {
-	struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
 	uint16_t nb = __atomic_load_n(&dev->nb_rxq, __ATOMIC_ACQUIRE);
-	uint64_t n = loop != NULL ? rte_ring_count(loop) : 0;
+	uint64_t n = loop_pending(dev);
 
 	for (uint16_t i = 0; i < nb; i++)
 		n += __atomic_load_n(&dev->rxqs[i].frames, __ATOMIC_RELAXED);
@@ -171,7 +185,9 @@ static bool pt_look(struct pt_port *p, uint64_t now)
 	uint64_t before;
 	bool ring;
 
-	if (polls != p->seen_polls) {
+	/* a port a service lcore runs is its own: receive and timers (doc/architecture.md,
+	 * "Progress models"); so is one whose queues another thread polled since the last look */
+	if (polls != p->seen_polls || __atomic_load_n(&dev->svc_attached, __ATOMIC_ACQUIRE)) {
 		p->seen_polls = polls;
 		p->others = true;
 		__atomic_store_n(&dev->progress_owned, false, __ATOMIC_RELAXED);
@@ -192,7 +208,7 @@ static bool pt_look(struct pt_port *p, uint64_t now)
 		return false;
 	}
 	before = pt_frames(dev);
-	ring = dev->loop != NULL && rte_ring_count(dev->loop) > 0;
+	ring = loop_pending(dev) > 0;
 	dpv__port_rx_poll(dev);
 	dpv__device_timers_poll(dev);
 	p->seen_polls = dpv__device_rx_polls(dev);
@@ -275,9 +291,7 @@ static void *pt_main(void *arg)
 		 * found the thread awake */
 		for (unsigned int i = 0; i < pt_nb; i++) {
 			struct dpv_device *dev = pt_ports[i].dev;
-			struct rte_ring *loop = __atomic_load_n(&dev->loop, __ATOMIC_ACQUIRE);
-
-			if (loop != NULL && rte_ring_count(loop) > 0 &&
+			if (loop_pending(dev) > 0 &&
 			    __atomic_load_n(&dev->progress_owned, __ATOMIC_RELAXED))
 				wake = now;
 		}

@@ -29,7 +29,7 @@ void dpv__device_service_init(struct dpv_device *dev)
 	dpv__spinlock_init(&dev->svc_lock);
 	dev->svc_qps = NULL;
 	dev->nb_svc_qp = dev->svc_cap = 0;
-	dev->svc_attached = false;
+	__atomic_store_n(&dev->svc_attached, false, __ATOMIC_RELEASE);
 	dev->svc_want = 0;
 }
 
@@ -123,7 +123,7 @@ int dpv__service_qp_add(struct dpv_qp *qp)
 	pthread_mutex_lock(&dev->svc_mutex);
 	if (!dev->svc_attached) {
 		rc = dpv__service_work_add(dev->caps.socket_id, &w, &dev->svc_lcore);
-		dev->svc_attached = rc == 0;
+		__atomic_store_n(&dev->svc_attached, rc == 0, __ATOMIC_RELEASE);
 	}
 	if (rc == 0)
 		rc = svc_array_add(dev, qp);
@@ -151,7 +151,7 @@ void dpv__service_qp_del(struct dpv_qp *qp)
 	__atomic_store_n(&qp->svc_listed, false, __ATOMIC_RELEASE);
 	if (dev->nb_svc_qp == 0 && dev->svc_attached) {
 		dpv__service_work_del(dev->svc_lcore, &w);
-		dev->svc_attached = false;
+		__atomic_store_n(&dev->svc_attached, false, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&dev->svc_mutex);
 }

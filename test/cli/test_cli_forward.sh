@@ -58,8 +58,8 @@ check "capture: the file holds what port 0 received, byte for byte" \
 	"[ \"\$(hex $dir/cap.pcap)\" = \"\$(hex $dir/in.pcap)\" ]"
 run recv --vdev=net_pcap0,rx_pcap="$dir/in.pcap",tx_pcap=/dev/null -- <<'EOF2'
 qp create raw 0 rq 8
-flow create 0 eth / ipv4 dst is 10.0.0.2 / udp dst is 4789 / end
 post recv 0 4
+flow create 0 eth / ipv4 dst is 10.0.0.2 / udp dst is 4789 / end
 poll 0
 show qp 0
 show port stats 0
