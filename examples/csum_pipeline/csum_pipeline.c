@@ -113,12 +113,15 @@ int main(int argc, char **argv)
 	    ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = 1 },
 			  IBV_QP_STATE | IBV_QP_PORT) ||
 	    ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR }, IBV_QP_STATE) ||
-	    ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS }, IBV_QP_STATE) ||
-	    (flow = ibv_create_flow(qp, &fa)) == NULL)
+	    ibv_modify_qp(qp, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS }, IBV_QP_STATE))
 		return perror("setup"), 1;
+	/* receive buffers first: frames the flow steers to a QP without one are dropped */
 	for (int s = 0; s < SLOTS; s++)
 		if (post_recv(qp, mr, s) != 0)
 			return perror("ibv_post_recv"), 1;
+	flow = ibv_create_flow(qp, &fa);
+	if (flow == NULL)
+		return perror("ibv_create_flow"), 1;
 	start = last = now();
 	while ((limit < 0 || forwarded < limit) && now() - last < 0.5) {
 		struct ibv_wc wc[32];

@@ -117,14 +117,20 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "need two devices (%s)\n", devs ? "found fewer" : strerror(errno)), 1;
 	buf = aligned_alloc(4096, (size_t)SLOTS * SLOT_SIZE);
 	if (buf == NULL || side_open(&a, devs[0], buf, IBV_ACCESS_LOCAL_WRITE) ||
-	    side_open(&b, devs[1], buf, 0) || (flow = ibv_create_flow(a.qp, &all)) == NULL) {
+	    side_open(&b, devs[1], buf, 0)) {
 		perror("setup");
 		goto done;
 	}
-	printf("forwarding %s -> %s\n", ibv_get_device_name(devs[0]), ibv_get_device_name(devs[1]));
+	/* receive buffers first: frames the flow steers to a QP without one are dropped */
 	for (int s = 0; s < SLOTS; s++)
 		if (post_recv(&a, buf, s) != 0)
 			goto done;
+	flow = ibv_create_flow(a.qp, &all);
+	if (flow == NULL) {
+		perror("ibv_create_flow");
+		goto done;
+	}
+	printf("forwarding %s -> %s\n", ibv_get_device_name(devs[0]), ibv_get_device_name(devs[1]));
 	start = last = tick = now();
 	while ((limit < 0 || tx < limit) && (seconds <= 0 || now() - start < seconds) &&
 	       (seconds > 0 || now() - last < 1.0)) {
